@@ -1,0 +1,322 @@
+"""The base every wire model inherits, and the immutable container types they use.
+
+Conventions (see CONTRIBUTING.md):
+
+* Python attributes are snake_case; the wire name is the camelCase alias. Both are
+  accepted by the constructor; :meth:`WireModel.parse_wire` accepts wire names only.
+* Unknown fields are refused (``extra="forbid"``), scalars are strict (no ``"1"`` for
+  1, no ``1`` for ``True``), NaN and infinities are refused.
+* An optional field is written ``x: T | None = None``. On the wire it is either
+  absent or a ``T``: an explicit ``null`` is refused and ``to_wire()`` omits it.
+  A field that really carries ``null`` on the wire is listed in ``wire_nullable``.
+* Instances are frozen; arrays are tuples (:data:`WireList`), maps are
+  :class:`FrozenDict` (:data:`WireMap`), and free JSON is deep-frozen (:data:`JsonValue`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from .canonical import canonical_bytes, canonical_digest
+from .errors import ContractError, ContractIssue, contract_error_from_validation
+
+__all__ = [
+    "FrozenDict",
+    "JsonObject",
+    "JsonValue",
+    "WireAdapter",
+    "WireList",
+    "WireMap",
+    "WireModel",
+    "deep_freeze",
+    "thaw",
+    "wire_adapter",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class FrozenDict(dict[K, V]):
+    """A ``dict`` that refuses mutation; hashable when its values are."""
+
+    __slots__ = ()
+
+    def _immutable(self, *_args: object, **_kwargs: object) -> NoReturn:
+        raise TypeError("FrozenDict is immutable")
+
+    __setitem__ = _immutable
+    __delitem__ = _immutable
+    clear = _immutable
+    pop = _immutable
+    popitem = _immutable
+    setdefault = _immutable
+    update = _immutable
+    __ior__ = _immutable
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda item: repr(item[0]))))
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, _memo: object) -> Self:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+def deep_freeze(value: Any) -> Any:
+    """Deeply immutable copy of a JSON value: dicts become FrozenDict, lists tuples."""
+    if isinstance(value, dict):
+        return FrozenDict({key: deep_freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(deep_freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Plain ``dict``/``list`` copy of a frozen JSON value."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _as_frozen_dict(value: dict[Any, Any]) -> FrozenDict[Any, Any]:
+    return value if isinstance(value, FrozenDict) else FrozenDict(value)
+
+
+WireList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
+"""A JSON array held as a tuple. Lists are accepted on input."""
+
+WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
+"""A JSON object with arbitrary string keys, held as a :class:`FrozenDict`."""
+
+
+_MAX_JSON_DEPTH = 256
+
+
+def _check_json(value: Any, depth: int = 0) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise PydanticCustomError("finite_number", "number must be finite")
+        return value
+    if depth >= _MAX_JSON_DEPTH:
+        raise PydanticCustomError("too_deep", "JSON value is nested too deeply")
+    if isinstance(value, dict):
+        frozen: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise PydanticCustomError("json_type", "object keys must be strings")
+            frozen[key] = _check_json(item, depth + 1)
+        return FrozenDict(frozen)
+    if isinstance(value, (list, tuple)):
+        return tuple(_check_json(item, depth + 1) for item in value)
+    raise PydanticCustomError("json_type", "value is not JSON")
+
+
+def _check_json_object(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise PydanticCustomError("json_object", "value must be a JSON object")
+    return _check_json(value)
+
+
+def _thaw_for_wire(value: Any) -> Any:
+    return thaw(value)
+
+
+JsonValue = Annotated[
+    Any,
+    BeforeValidator(_check_json),
+    PlainSerializer(_thaw_for_wire),
+    WithJsonSchema({}),
+]
+"""Any finite JSON value, deep-frozen on validation and plain again on output."""
+
+JsonObject = Annotated[
+    Any,
+    BeforeValidator(_check_json_object),
+    PlainSerializer(_thaw_for_wire),
+    WithJsonSchema({"type": "object"}),
+]
+"""A finite JSON object, deep-frozen (``Record<string, unknown>`` on the wire)."""
+
+
+def _drop_null_from_optional(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    nullable: frozenset[str] = getattr(cls, "wire_nullable", frozenset())
+    properties = schema.get("properties", {})
+    for name, field in cls.model_fields.items():
+        wire_name = field.alias or name
+        prop = properties.get(wire_name)
+        if prop is None or name in nullable or field.is_required():
+            continue
+        options = prop.get("anyOf")
+        if isinstance(options, list) and {"type": "null"} in options:
+            rest = [option for option in options if option != {"type": "null"}]
+            prop.pop("anyOf")
+            if len(rest) == 1:
+                prop.update(rest[0])
+            else:
+                prop["anyOf"] = rest
+            if prop.get("default", 0) is None:
+                prop.pop("default")
+
+
+class WireModel(BaseModel):
+    """Strict, frozen, camelCase-on-the-wire base model."""
+
+    model_config = ConfigDict(
+        strict=True,
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        allow_inf_nan=False,
+        hide_input_in_errors=True,
+        json_schema_extra=_drop_null_from_optional,
+    )
+
+    wire_nullable: ClassVar[frozenset[str]] = frozenset()
+    """Python names of fields whose wire value may be ``null`` (kept by ``to_wire``)."""
+
+    _none_fields: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        refused: dict[str, str] = {}
+        for name, field in cls.model_fields.items():
+            if name in cls.wire_nullable or field.is_required() or field.default is not None:
+                continue
+            refused[name] = name
+            if field.alias:
+                refused[field.alias] = name
+        cls._none_fields = refused
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_explicit_null(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls._none_fields:
+            for key, item in data.items():
+                if item is None and key in cls._none_fields:
+                    raise PydanticCustomError(
+                        "null_not_allowed",
+                        "field {field} is optional: omit it instead of sending null",
+                        {"field": key},
+                    )
+        return data
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self._none_fields_present():
+                data.pop(name, None)
+        return data
+
+    def _none_fields_present(self) -> Iterator[str]:
+        fields = type(self).model_fields
+        for name in type(self)._none_fields.values():
+            if getattr(self, name) is None:
+                field = fields[name]
+                yield field.alias or name
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-compatible dict with wire names; absent optional fields are omitted."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_wire_json(self) -> bytes:
+        """Compact JSON bytes of :meth:`to_wire` (not canonical; see :meth:`canonical_bytes`)."""
+        return self.model_dump_json(by_alias=True).encode("utf-8")
+
+    def canonical_bytes(self) -> bytes:
+        """RFC 8785 bytes of the wire form."""
+        return canonical_bytes(self.to_wire())
+
+    def canonical_digest(self) -> str:
+        """``sha256:<hex>`` of the RFC 8785 wire form."""
+        return canonical_digest(self.to_wire())
+
+    @classmethod
+    def parse_wire(cls, data: bytes | str | Mapping[str, Any]) -> Self:
+        """Validate a wire document (JSON bytes/str or a parsed mapping) by wire names."""
+        parsed: Self = wire_adapter(cls).parse(data)
+        return parsed
+
+
+class WireAdapter(Generic[T]):
+    """Validation, serialization and schema for any wire type (models and unions)."""
+
+    def __init__(self, tp: Any, name: str | None = None) -> None:
+        self.type = tp
+        self.name = name or getattr(tp, "__name__", repr(tp))
+        self.adapter: TypeAdapter[T] = TypeAdapter(tp)
+
+    def parse(self, data: bytes | str | Any) -> T:
+        """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
+        try:
+            if isinstance(data, (bytes, bytearray, str)):
+                return self.adapter.validate_json(data, by_alias=True, by_name=False)
+            return self.adapter.validate_python(data, by_alias=True, by_name=False)
+        except ValidationError as exc:
+            raise self._refusal(exc, data) from None
+
+    def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
+        document = data
+        if isinstance(data, (bytes, bytearray, str)):
+            try:
+                document = json.loads(data)
+            except (ValueError, RecursionError):
+                return ContractError(
+                    [ContractIssue("", "json_invalid", "input is not valid JSON")],
+                    subject=self.name,
+                )
+        return contract_error_from_validation(exc, subject=self.name, document=document)
+
+    def to_wire(self, value: T) -> Any:
+        return self.adapter.dump_python(value, mode="json", by_alias=True)
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.adapter.json_schema(by_alias=True)
+
+
+@cache
+def wire_adapter(tp: Any, name: str | None = None) -> WireAdapter[Any]:
+    """Cached :class:`WireAdapter` for ``tp`` (build once, reuse for every document)."""
+    return WireAdapter(tp, name)
