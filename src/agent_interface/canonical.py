@@ -5,10 +5,13 @@ Accepted values: ``None``, ``bool``, ``str``, ``int`` within ±(2**53 - 1), fini
 subclasses) with ``str`` keys. Everything else is refused with a
 :class:`~agent_interface.errors.CanonicalJsonError` naming the JSON Pointer.
 
-Big-integer policy: integers outside ±(2**53 - 1) are refused (code
-``unsafe_integer``). JavaScript would read them as the nearest double, so two
-different Python integers could share one digest; refusing keeps digests honest
-and matches the ``rfc8785`` package.
+Big-integer policy: an integer outside ±(2**53 - 1) is accepted only when its
+decimal text is exactly how JavaScript writes a double (``2**53``, or
+``295147905179352830000`` for ``2**68``): such a number is what a JavaScript
+producer puts on the wire, and it digests as the reference digests it after
+``JSON.parse``. Any other large integer (``2**53 + 1``, ``2**64``) is refused with
+code ``unsafe_integer``: JavaScript would silently round it, so two different
+Python integers would share one digest.
 
 Nesting deeper than :data:`MAX_CANONICAL_DEPTH` containers is refused (code
 ``too_deep``), and a container that contains itself is refused (code ``cycle``);
@@ -123,6 +126,20 @@ def es_number(value: float) -> str:
     return sign + body
 
 
+def _large_integer(value: int) -> str:
+    try:
+        text = es_number(float(value))
+    except OverflowError:
+        text = ""
+    if text != str(value):
+        raise _Refusal(
+            [],
+            "unsafe_integer",
+            "integer beyond ±(2**53 - 1) is not exactly a double as JavaScript writes it",
+        )
+    return text
+
+
 def _serialize(value: Any, out: list[str], depth: int) -> None:
     # Exact-type checks first: they are the hot path and exclude bool-as-int.
     kind = type(value)
@@ -171,9 +188,7 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
         if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             out.append(str(value))
         else:
-            raise _Refusal(
-                [], "unsafe_integer", "integers beyond ±(2**53 - 1) have no exact JSON number"
-            )
+            out.append(_large_integer(value))
     elif kind is float:
         if value != value or value in (float("inf"), float("-inf")):
             raise _Refusal([], "non_finite_number", "NaN and infinities are not JSON")

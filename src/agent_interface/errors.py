@@ -124,15 +124,27 @@ def contract_error_from_validation(
 def _document_path(
     loc: Sequence[str | int], document: object, *, missing: bool
 ) -> list[str | int]:
-    path: list[str | int] = []
-    node: Any = document
-    for index, part in enumerate(loc):
+    """Keep the location parts that are real keys of ``document``.
+
+    A part that is both a key and a union tag (a ``"tool"`` part with a ``tool``
+    field) is ambiguous, so both readings are tried and the one that walks deeper wins.
+    """
+    parts = list(loc)
+
+    def walk(node: Any, index: int) -> tuple[int, list[str | int]]:
+        if index == len(parts):
+            return 0, []
+        part = parts[index]
+        skipped = walk(node, index + 1)
         if _has_child(node, part):
-            node = node[part]
-            path.append(part)
-        elif missing and index == len(loc) - 1 and isinstance(node, dict):
-            path.append(part)  # a missing key names where it belongs
-    return path
+            depth, rest = walk(node[part], index + 1)
+            if depth + 1 > skipped[0]:
+                return depth + 1, [part, *rest]
+        elif missing and index == len(parts) - 1 and isinstance(node, dict):
+            return 1, [part]  # a missing key names where it belongs
+        return skipped
+
+    return walk(document, 0)[1]
 
 
 def _has_child(node: object, part: str | int) -> bool:

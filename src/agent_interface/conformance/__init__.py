@@ -1,0 +1,1 @@
+"""Conformance checks that any Python provider can run against itself."""

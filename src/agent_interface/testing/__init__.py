@@ -1,0 +1,1 @@
+"""In-memory reference implementations for tests and local development."""
