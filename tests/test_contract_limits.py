@@ -11,7 +11,6 @@ from agent_interface.canonical import canonical_digest
 from agent_interface.contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     CONTRACT_MAX_JSON_DEPTH,
-    CONTRACT_MAX_JSON_NODES,
     CONTRACT_MAX_MAP_ENTRIES,
     CONTRACT_MAX_STRING_LENGTH,
     BoundedIdentifier,

@@ -115,10 +115,11 @@ def test_refusals_name_path_and_code(doc: dict[str, object], path: str, code: st
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
 def test_json_nan_and_infinity_are_refused(token: str) -> None:
-    raw = '{"treeId":"t","nodes":[{"kind":"leaf","someValue":%s}],"byteSize":null}' % token
+    raw = '{"treeId":"t","nodes":[{"kind":"leaf","someValue":TOKEN}],"byteSize":null}'
+    raw = raw.replace("TOKEN", token)
     with pytest.raises(ContractError):
         Tree.parse_wire(raw)
-    raw_any = '{"treeId":"t","nodes":[],"byteSize":null,"anything":[%s]}' % token
+    raw_any = '{"treeId":"t","nodes":[],"byteSize":null,"anything":[TOKEN]}'.replace("TOKEN", token)
     with pytest.raises(ContractError):
         Tree.parse_wire(raw_any)
 
