@@ -13,6 +13,7 @@ from agent_interface._model import (
     FrozenDict,
     JsonObject,
     JsonValue,
+    WireInt,
     WireList,
     WireMap,
     WireModel,
@@ -203,3 +204,20 @@ def test_wire_adapter_for_unions_is_cached_and_maps_paths() -> None:
     with pytest.raises(WireValidationError) as caught:
         adapter.parse({"kind": "leaf", "someValue": 1, "stray": True})
     assert caught.value.issues[0].path == "/stray"
+
+
+class Counted(WireModel):
+    count: WireInt
+
+
+@pytest.mark.parametrize("raw", [b'{"count":2}', b'{"count":2.0}', b'{"count":2e0}'])
+def test_wire_int_reads_integral_numbers_like_zod(raw: bytes) -> None:
+    parsed = Counted.parse_wire(raw)
+    assert parsed.count == 2 and type(parsed.count) is int
+
+
+@pytest.mark.parametrize("raw", [b'{"count":2.5}', b'{"count":"2"}', b'{"count":true}'])
+def test_wire_int_refuses_fractions_strings_and_booleans(raw: bytes) -> None:
+    with pytest.raises(WireValidationError) as caught:
+        Counted.parse_wire(raw)
+    assert caught.value.issues[0].path == "/count"

@@ -43,6 +43,7 @@ __all__ = [
     "JsonObject",
     "JsonValue",
     "WireAdapter",
+    "WireInt",
     "WireList",
     "WireMap",
     "WireModel",
@@ -114,6 +115,16 @@ def _as_tuple(value: Any) -> Any:
 def _as_frozen_dict(value: dict[Any, Any]) -> FrozenDict[Any, Any]:
     return value if isinstance(value, FrozenDict) else FrozenDict(value)
 
+
+def _integral_number(value: Any) -> Any:
+    # JavaScript has one number type: 2.0 and 2e0 are the integer 2 to zod's .int().
+    if type(value) is float and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
+WireInt = Annotated[int, BeforeValidator(_integral_number)]
+"""An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
 
 WireList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
 """A JSON array held as a tuple. Lists are accepted on input."""
