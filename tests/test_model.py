@@ -221,3 +221,38 @@ def test_wire_int_refuses_fractions_strings_and_booleans(raw: bytes) -> None:
     with pytest.raises(WireValidationError) as caught:
         Counted.parse_wire(raw)
     assert caught.value.issues[0].path == "/count"
+
+
+class Sent(WireModel):
+    wire_nullable: ClassVar[frozenset[str]] = frozenset({"maybe"})
+
+    maybe: int | None = None
+    output: JsonValue = None
+
+
+def test_nullable_optional_field_is_written_only_when_sent() -> None:
+    assert Sent.parse_wire({}).to_wire() == {}
+    assert Sent.parse_wire({"maybe": None}).to_wire() == {"maybe": None}
+    assert Sent.parse_wire({"maybe": 3}).to_wire() == {"maybe": 3}
+
+
+def test_optional_free_json_field_accepts_and_keeps_null() -> None:
+    # zod ``boundedJsonSchema.optional()``: null is a JSON value, absent is absent.
+    assert Sent.parse_wire({"output": None}).to_wire() == {"output": None}
+    assert Sent.parse_wire({"output": [1]}).to_wire() == {"output": [1]}
+    assert "output" not in Sent.parse_wire({}).to_wire()
+
+
+def test_union_adapters_are_strict_too() -> None:
+    flags = wire_adapter(Annotated[bool | str, "strict-check"])
+    assert flags.parse(b"true") is True
+    with pytest.raises(WireValidationError):
+        wire_adapter(Annotated[dict[str, bool], "strict-check"]).parse({"a": 1})
+
+
+def test_lone_surrogates_reach_the_digest_unaltered() -> None:
+    tree = Tree(tree_id="t\ud800", nodes=[], byte_size=None)
+    assert tree.to_wire()["treeId"] == "t\ud800"
+    with pytest.raises(ContractError) as caught:
+        tree.canonical_digest()
+    assert caught.value.issues[0].code == "ill_formed_unicode"

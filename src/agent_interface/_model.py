@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from functools import cache
-from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -48,6 +48,7 @@ __all__ = [
     "WireMap",
     "WireModel",
     "deep_freeze",
+    "free_json_validator",
     "thaw",
     "wire_adapter",
 ]
@@ -108,6 +109,19 @@ def thaw(value: Any) -> Any:
     return value
 
 
+_JSON_NULL_VALIDATORS: set[Any] = set()
+
+
+def free_json_validator(func: Any) -> Any:
+    """Mark a ``BeforeValidator`` function as validating free JSON (``null`` included).
+
+    An optional field of such a type accepts an explicit ``null`` (zod
+    ``jsonSchema.optional()``) and writes it back only when it was sent.
+    """
+    _JSON_NULL_VALIDATORS.add(func)
+    return func
+
+
 def _as_tuple(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
@@ -136,6 +150,7 @@ WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
 _MAX_JSON_DEPTH = 256
 
 
+@free_json_validator
 def _check_json(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if kind is str or kind is bool or value is None:
@@ -187,6 +202,14 @@ JsonObject = Annotated[
 """A finite JSON object, deep-frozen (``Record<string, unknown>`` on the wire)."""
 
 
+def _accepts_json_null(annotation: Any, metadata: Any = ()) -> bool:
+    """True when ``annotation`` contains a free-JSON type, whose values include ``null``."""
+    for meta in (*metadata, *getattr(annotation, "__metadata__", ())):
+        if isinstance(meta, BeforeValidator) and meta.func in _JSON_NULL_VALIDATORS:
+            return True
+    return any(_accepts_json_null(arg) for arg in get_args(annotation))
+
+
 def _drop_null_from_optional(schema: dict[str, Any], cls: type[BaseModel]) -> None:
     nullable: frozenset[str] = getattr(cls, "wire_nullable", frozenset())
     properties = schema.get("properties", {})
@@ -224,21 +247,32 @@ class WireModel(BaseModel):
     )
 
     wire_nullable: ClassVar[frozenset[str]] = frozenset()
-    """Python names of fields whose wire value may be ``null`` (kept by ``to_wire``)."""
+    """Python names of fields whose wire value may be ``null``.
+
+    With a ``None`` default, such a field is written only when it was given (an
+    absent key stays absent); a sent ``null`` is written back as ``null``.
+    """
 
     _none_fields: ClassVar[dict[str, str]] = {}
+    _sent_only_fields: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         refused: dict[str, str] = {}
+        sent_only: list[str] = []
         for name, field in cls.model_fields.items():
-            if name in cls.wire_nullable or field.is_required() or field.default is not None:
+            if field.is_required() or field.default is not None:
+                continue
+            if name in cls.wire_nullable or _accepts_json_null(field.annotation, field.metadata):
+                # zod ``x.nullable().optional()`` or ``jsonSchema.optional()``: null is a value.
+                sent_only.append(name)
                 continue
             refused[name] = name
             if field.alias:
                 refused[field.alias] = name
         cls._none_fields = refused
+        cls._sent_only_fields = tuple(sent_only)
 
     @model_validator(mode="before")
     @classmethod
@@ -267,10 +301,19 @@ class WireModel(BaseModel):
             if getattr(self, name) is None:
                 field = fields[name]
                 yield field.alias or name
+        for name in type(self)._sent_only_fields:
+            if getattr(self, name) is None and name not in self.model_fields_set:
+                field = fields[name]
+                yield field.alias or name
 
     def to_wire(self) -> dict[str, Any]:
-        """JSON-compatible dict with wire names; absent optional fields are omitted."""
-        return self.model_dump(mode="json", by_alias=True)
+        """JSON-compatible dict with wire names; absent optional fields are omitted.
+
+        Strings are kept exactly (a lone surrogate is not replaced), so a digest of
+        this value refuses ill-formed text instead of hashing altered text.
+        """
+        wire: dict[str, Any] = thaw(self.model_dump(mode="python", by_alias=True))
+        return wire
 
     def to_wire_json(self) -> bytes:
         """Compact JSON bytes of :meth:`to_wire` (not canonical; see :meth:`canonical_bytes`)."""
@@ -278,11 +321,11 @@ class WireModel(BaseModel):
 
     def canonical_bytes(self) -> bytes:
         """RFC 8785 bytes of the wire form."""
-        return canonical_bytes(self.to_wire())
+        return canonical_bytes(self.model_dump(mode="python", by_alias=True))
 
     def canonical_digest(self) -> str:
         """``sha256:<hex>`` of the RFC 8785 wire form."""
-        return canonical_digest(self.to_wire())
+        return canonical_digest(self.model_dump(mode="python", by_alias=True))
 
     @classmethod
     def parse_wire(cls, data: bytes | str | Mapping[str, Any]) -> Self:
@@ -291,13 +334,21 @@ class WireModel(BaseModel):
         return parsed
 
 
+_ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
+
+
 class WireAdapter(Generic[T]):
     """Validation, serialization and schema for any wire type (models and unions)."""
 
     def __init__(self, tp: Any, name: str | None = None) -> None:
         self.type = tp
         self.name = name or getattr(tp, "__name__", repr(tp))
-        self.adapter: TypeAdapter[T] = TypeAdapter(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            self.adapter: TypeAdapter[T] = TypeAdapter(tp)
+        else:
+            # Unions and aliases carry no model config of their own: give them the
+            # same strictness as WireModel.
+            self.adapter = TypeAdapter(tp, config=_ADAPTER_CONFIG)
 
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
@@ -321,7 +372,7 @@ class WireAdapter(Generic[T]):
         return contract_error_from_validation(exc, subject=self.name, document=document)
 
     def to_wire(self, value: T) -> Any:
-        return self.adapter.dump_python(value, mode="json", by_alias=True)
+        return thaw(self.adapter.dump_python(value, mode="python", by_alias=True))
 
     def json_schema(self) -> dict[str, Any]:
         return self.adapter.json_schema(by_alias=True)

@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from ._model import FrozenDict, thaw
+from ._model import FrozenDict, free_json_validator, thaw
 from .canonical import canonical_digest
 from .errors import ContractError
 
@@ -179,6 +179,7 @@ def _bounded_json_problem(value: Any) -> str | None:
     return None
 
 
+@free_json_validator
 def _check_bounded(value: Any) -> Any:
     problem = _bounded_json_problem(value)
     if problem is not None:
