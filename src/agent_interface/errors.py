@@ -132,19 +132,46 @@ def _document_path(
     parts = list(loc)
 
     def walk(node: Any, index: int) -> tuple[int, list[str | int]]:
+        # Score: 2 for each part that is a real key, 1 for a trailing absent key.
         if index == len(parts):
             return 0, []
         part = parts[index]
         skipped = walk(node, index + 1)
         if _has_child(node, part):
-            depth, rest = walk(node[part], index + 1)
-            if depth + 1 > skipped[0]:
-                return depth + 1, [part, *rest]
-        elif missing and index == len(parts) - 1 and isinstance(node, dict):
-            return 1, [part]  # a missing key names where it belongs
+            score, rest = walk(node[part], index + 1)
+            if score + 2 > skipped[0]:
+                return score + 2, [part, *rest]
+        elif (
+            index == len(parts) - 1
+            and isinstance(node, dict)
+            and skipped[0] < 1
+            and _names_absent_key(node, part, missing)
+        ):
+            return 1, [part]  # a rule about an absent key names where it belongs
         return skipped
 
     return walk(document, 0)[1]
+
+
+_MEMBER_PREFIXES = (
+    "constrained-", "function-", "lax-or-strict", "json-or-python", "is-instance",
+    "nullable", "default", "literal", "tagged-union", "model-", "union",
+)
+_MEMBER_NAMES = frozenset({"str", "int", "float", "bool", "none", "dict", "list", "tuple", "any"})
+
+
+def _names_absent_key(node: dict[Any, Any], part: str | int, missing: bool) -> bool:
+    if missing:
+        return True
+    if not isinstance(part, str) or not part or _is_union_tag(part):
+        return False
+    # Union members are named by type ("str", "Leaf") and tagged members by their tag,
+    # which is the value of the discriminator key in this very object.
+    if part in _MEMBER_NAMES or part[0].isupper() or "\ufffd" in part:
+        return False
+    if part.startswith(_MEMBER_PREFIXES):
+        return False
+    return part not in {value for value in node.values() if isinstance(value, str)}
 
 
 def _has_child(node: object, part: str | int) -> bool:
