@@ -1,0 +1,48 @@
+"""The documents under examples/events validate (or are refused) as their README says,
+and their digests are the pinned ones."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_interface._model import wire_adapter
+from agent_interface.canonical import canonical_digest
+from agent_interface.errors import ContractError
+from agent_interface.registry import _TYPES
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "events"
+ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| (?P<schema>\w+) \| (?P<valid>[^|]+) \| `(?P<digest>sha256:[0-9a-f]{64})` \|(?P<embedded>[^|]*)\|$")
+
+
+def rows() -> list[dict[str, str]]:
+    found = [m.groupdict() for line in (EXAMPLES / "README.md").read_text().splitlines() if (m := ROW.match(line))]
+    assert len(found) == len(list(EXAMPLES.glob("*.json")))
+    return found
+
+
+@pytest.mark.parametrize("row", rows(), ids=lambda row: row["file"])
+def test_example(row: dict[str, str]) -> None:
+    import agent_interface.events
+    import agent_interface.interactions
+    import agent_interface.runtime_control  # noqa: F401
+
+    raw = (EXAMPLES / row["file"]).read_bytes()
+    document = json.loads(raw)
+    assert canonical_digest(document) == row["digest"]
+    adapter = wire_adapter(_TYPES[row["schema"]], row["schema"])
+    if row["valid"].strip() == "yes":
+        parsed = adapter.parse(raw)
+        assert adapter.to_wire(parsed) == document
+        embedded = row["embedded"].strip().strip("`")
+        if embedded.startswith("sha256:"):
+            assert embedded in (document.get("requestDigest"), document.get("commandDigest"))
+    else:
+        assert row["file"].startswith("invalid-")
+        pointer, code = re.findall(r"`([^`]*)`", row["valid"])
+        with pytest.raises(ContractError) as caught:
+            adapter.parse(raw)
+        assert [(i.path, i.code) for i in caught.value.issues] == [(pointer, code)]
