@@ -256,3 +256,12 @@ def test_lone_surrogates_reach_the_digest_unaltered() -> None:
     with pytest.raises(ContractError) as caught:
         tree.canonical_digest()
     assert caught.value.issues[0].code == "ill_formed_unicode"
+
+
+def test_python_none_means_absent_but_wire_null_is_refused() -> None:
+    leaf = Leaf(kind="leaf", some_value=1.0, note=None)
+    assert leaf.to_wire() == {"kind": "leaf", "someValue": 1.0}
+    assert Leaf.model_validate({"kind": "leaf", "someValue": 1, "note": None}).note is None
+    with pytest.raises(WireValidationError) as caught:
+        Leaf.parse_wire({"kind": "leaf", "someValue": 1, "note": None})
+    assert caught.value.issues[0].code == "null_not_allowed"

@@ -7,7 +7,8 @@ Conventions (see CONTRIBUTING.md):
 * Unknown fields are refused (``extra="forbid"``), scalars are strict (no ``"1"`` for
   1, no ``1`` for ``True``), NaN and infinities are refused.
 * An optional field is written ``x: T | None = None``. On the wire it is either
-  absent or a ``T``: an explicit ``null`` is refused and ``to_wire()`` omits it.
+  absent or a ``T``: ``parse_wire`` refuses an explicit ``null`` and ``to_wire()``
+  omits the key. In Python code, ``Model(x=None)`` means absent.
   A field that really carries ``null`` on the wire is listed in ``wire_nullable``.
 * Instances are frozen; arrays are tuples (:data:`WireList`), maps are
   :class:`FrozenDict` (:data:`WireMap`), and free JSON is deep-frozen (:data:`JsonValue`).
@@ -28,6 +29,7 @@ from pydantic import (
     PlainSerializer,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     model_serializer,
     model_validator,
@@ -276,8 +278,9 @@ class WireModel(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _refuse_explicit_null(cls, data: Any) -> Any:
-        if isinstance(data, dict) and cls._none_fields:
+    def _refuse_explicit_null(cls, data: Any, info: ValidationInfo) -> Any:
+        # On the wire an optional key is absent or a value; in Python, None is absent.
+        if isinstance(data, dict) and cls._none_fields and info.context is _WIRE_CONTEXT:
             for key, item in data.items():
                 if item is None and key in cls._none_fields:
                     raise PydanticCustomError(
@@ -334,6 +337,9 @@ class WireModel(BaseModel):
         return parsed
 
 
+_WIRE_CONTEXT: Any = {"wire": True}
+"""Validation context of :meth:`WireAdapter.parse`: the wire rules apply (null refused)."""
+
 _ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
 
 
@@ -354,8 +360,12 @@ class WireAdapter(Generic[T]):
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
         try:
             if isinstance(data, (bytes, bytearray, str)):
-                return self.adapter.validate_json(data, by_alias=True, by_name=False)
-            return self.adapter.validate_python(data, by_alias=True, by_name=False)
+                return self.adapter.validate_json(
+                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+                )
+            return self.adapter.validate_python(
+                data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+            )
         except ValidationError as exc:
             raise self._refusal(exc, data) from None
 

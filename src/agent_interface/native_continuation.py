@@ -312,15 +312,16 @@ class _LazyTurnResult:
         return AgentTurnResult
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        def validate(value: Any) -> Any:
+        def validate(value: Any, info: core_schema.ValidationInfo) -> Any:
             model = self._model()
             if isinstance(value, model):
                 return value
             if isinstance(value, WireModel):
                 value = value.to_wire()
-            return model.model_validate(value, by_alias=True, by_name=False)
+            # Pass the caller's context on, so wire parsing keeps its rules inside.
+            return model.model_validate(value, by_alias=True, by_name=False, context=info.context)
 
-        return core_schema.no_info_plain_validator_function(
+        return core_schema.with_info_plain_validator_function(
             validate,
             serialization=core_schema.plain_serializer_function_ser_schema(lambda value: value.to_wire()),
         )
