@@ -1,1 +1,33 @@
-"""Conformance checks that any Python provider can run against itself."""
+"""Conformance checks that any Python provider can run against itself.
+
+``run_provider_conformance(provider)`` checks the capability document, the method
+surface, idempotent creation, metadata detachment and refusal-before-effect, and
+runs the durable-branching checks when the provider declares them. Use it from a
+test: ``run_provider_conformance(MyProvider()).raise_for_failures()``.
+"""
+
+from .branching import (
+    BranchingConformanceReport,
+    run_branching_conformance,
+    run_branching_conformance_async,
+)
+from .branching import ConformanceCheck as BranchingConformanceCheck
+from .provider import (
+    ConformanceCheck,
+    ConformanceFailure,
+    ProviderConformanceReport,
+    provider_conformance,
+    run_provider_conformance,
+)
+
+__all__ = [
+    "BranchingConformanceCheck",
+    "BranchingConformanceReport",
+    "ConformanceCheck",
+    "ConformanceFailure",
+    "ProviderConformanceReport",
+    "provider_conformance",
+    "run_branching_conformance",
+    "run_branching_conformance_async",
+    "run_provider_conformance",
+]

@@ -1,1 +1,22 @@
-"""In-memory reference implementations for tests and local development."""
+"""In-memory implementations for tests and local development.
+
+:class:`InMemoryAgentEnvironmentProvider` is a small but real provider: it honours
+everything its capability document declares, including idempotent creation and
+durable workspace branching (through :class:`InMemoryWorkspaceBranching`).
+"""
+
+from .branching import InMemoryWorkspaceBranching
+from .provider import (
+    InMemoryAgentEnvironment,
+    InMemoryAgentEnvironmentProvider,
+    InMemoryAgentSession,
+    in_memory_capabilities,
+)
+
+__all__ = [
+    "InMemoryAgentEnvironment",
+    "InMemoryAgentEnvironmentProvider",
+    "InMemoryAgentSession",
+    "InMemoryWorkspaceBranching",
+    "in_memory_capabilities",
+]
