@@ -110,6 +110,21 @@ def test_snap_model_to_harness() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("catalog", "expected"),
+    [
+        # Intl.Collator(numeric, base) order: punctuation < digits < letters, case ignored.
+        (["openai/gpt_5", "openai/gpt.5"], "openai/gpt.5"),
+        (["openai/a~b", "openai/ab", "openai/a-b"], "openai/ab"),
+        (["openai/o5", "openai/o-5"], "openai/o5"),
+        (["openai/x1", "openai/x01"], "openai/x1"),
+        (["openai/x9", "openai/x10", "openai/X2"], "openai/x10"),
+    ],
+)
+def test_snap_model_ranks_like_the_reference_collator(catalog: list[str], expected: str) -> None:
+    assert snap_model_to_harness("codex", "zai/glm-4.7", catalog) == expected
+
+
 def test_snap_harness_to_model() -> None:
     assert snap_harness_to_model("claude-code", "openai/gpt-5") == "codex"
     assert snap_harness_to_model("codex", "anthropic/claude-opus-4-6") == "claude-code"

@@ -558,6 +558,54 @@ def test_url_reader_refuses(url: str) -> None:
     assert parse_url(url) is None
 
 
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://[0:0:0:0:0:0:0:1]/", "[::1]"),
+        ("http://[1:0:0:2:0:0:0:3]/", "[1:0:0:2::3]"),
+        ("http://[::ffff:1.2.3.4]/", "[::ffff:102:304]"),
+        ("http://[1:2:3:4:5:6:7::]/", "[1:2:3:4:5:6:7:0]"),
+        ("http://[ABCD::]/", "[abcd::]"),
+        ("https://\u00df.de/", "xn--zca.de"),
+        ("https://xn--zca.de/", "xn--zca.de"),
+        ("https://\u3002a/", ".a"),
+        ("https://\uff21\uff22.com/", "ab.com"),
+    ],
+)
+def test_url_reader_serializes_hosts_like_whatwg(url: str, host: str) -> None:
+    # Reference answers of `new URL(url).hostname` (IPv6 compression, UTS #46 nontransitional).
+    parsed = parse_url(url)
+    assert parsed is not None and parsed.hostname == host
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[1::2::3]/",
+        "http://[1:2:3:4:5:6:7:8:9]/",
+        "http://[:::]/",
+        "http://[::1.2.3]/",
+        "http://[0:0::0:0:0:0:0:0]/",
+        "http://[12345::]/",
+        "http://[::ffff:256.1.1.1]/",
+        "https://xn--a.de/",
+        "https://xn--/",
+        "https://x\u0378y/",
+    ],
+)
+def test_url_reader_refuses_invalid_ipv6_and_idna(url: str) -> None:
+    assert parse_url(url) is None
+    # The reference's `new URL` throws too, so a credential-named query is not looked at
+    # and the remote MCP url is refused as not absolute HTTP(S).
+    assert not looks_like_credential(url + "?token=1")
+    assert refusals({"mcp": {"s": {"url": url}}}) == {("/mcp/s/url", "invalid_url")}
+
+
+def test_merge_keeps_a_null_metadata_value_from_the_overlay() -> None:
+    merged = merge_agent_profiles({"metadata": {"a": 1, "b": 2}}, {"metadata": {"b": None}})
+    assert merged is not None and merged.to_wire() == {"metadata": {"a": 1, "b": None}}
+
+
 # -- identity ----------------------------------------------------------------------------------
 
 
@@ -602,7 +650,7 @@ _names = st.text(min_size=1, max_size=8)
 def test_digest_is_independent_of_key_order(
     tools: dict[str, bool], instructions: list[str]
 ) -> None:
-    forward = {"tools": tools, "prompt": {"instructions": instructions}}
+    forward: dict[str, Any] = {"tools": tools, "prompt": {"instructions": instructions}}
     backward = {"prompt": {"instructions": instructions}, "tools": dict(reversed(tools.items()))}
     assert canonical_agent_profile_digest(forward) == canonical_agent_profile_digest(backward)
     assert canonical_agent_profile_json(forward).encode() == rfc8785.dumps(forward)
@@ -627,6 +675,7 @@ def test_snapshot_is_detached_and_deeply_immutable() -> None:
         snapshot.name = "changed"  # type: ignore[misc]
     with pytest.raises(TypeError):
         snapshot.tools["execute"] = False  # type: ignore[index]
+    assert snapshot.metadata is not None
     with pytest.raises(TypeError):
         snapshot.metadata["nested"]["score"] = 3
     assert isinstance(snapshot.prompt.instructions, tuple)  # type: ignore[union-attr]

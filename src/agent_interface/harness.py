@@ -10,6 +10,7 @@ its own controls execute when the profile is forwarded as a workspace plan.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Final, Literal, get_args
 
@@ -140,16 +141,40 @@ _PREFERRED_MODEL_PATTERNS: Final[dict[HarnessType, tuple[tuple[re.Pattern[str], 
 
 _DIGITS = re.compile(r"([0-9]+)")
 
+# Primary collation order of printable ASCII in the root locale (what
+# ``Intl.Collator(undefined, {numeric: true, sensitivity: "base"})`` uses): whitespace,
+# punctuation, symbols, then digit runs (compared by value), then letters without case.
+# Other C0 controls and DEL are ignorable.
+_ASCII_ORDER: Final = "\t\n\x0b\x0c\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+_DIGIT_RANK: Final = len(_ASCII_ORDER)
+_ASCII_RANK: Final[dict[str, int]] = {
+    **{char: rank for rank, char in enumerate(_ASCII_ORDER)},
+    **{
+        char: _DIGIT_RANK + 1 + index
+        for index, letter in enumerate("abcdefghijklmnopqrstuvwxyz")
+        for char in (letter, letter.upper())
+    },
+}
+_IGNORABLE: Final = frozenset(chr(code) for code in (*range(9), *range(14, 32), 127))
 
-def _numeric_key(model_id: str) -> tuple[tuple[int, int | str], ...]:
-    # Approximates Intl.Collator(numeric: true, sensitivity: "base") for model ids:
-    # digit runs compare by value, everything else case-insensitively.
-    parts: list[tuple[int, int | str]] = []
-    for index, chunk in enumerate(_DIGITS.split(model_id)):
-        if not chunk:
+
+def _numeric_key(model_id: str) -> tuple[tuple[int, int], ...]:
+    """Sort key matching that collator on ASCII ids: digit runs compare by value (leading
+    zeros ignored), letters without case. Other text is approximated (accents and case
+    folded away, then ordered by code point after the Latin letters)."""
+    text = unicodedata.normalize("NFKD", model_id)
+    text = "".join(char for char in text if not unicodedata.combining(char)).casefold()
+    key: list[tuple[int, int]] = []
+    for index, chunk in enumerate(_DIGITS.split(text)):
+        if index % 2:
+            key.append((_DIGIT_RANK, int(chunk)))
             continue
-        parts.append((0, int(chunk)) if index % 2 else (1, chunk.casefold()))
-    return tuple(parts)
+        for char in chunk:
+            if char in _IGNORABLE:
+                continue
+            rank = _ASCII_RANK.get(char)
+            key.append((rank, 0) if rank is not None else (_DIGIT_RANK + 100 + ord(char), 0))
+    return tuple(key)
 
 
 def snap_model_to_harness(harness: HarnessType, model_id: str, candidate_ids: Sequence[str]) -> str:
