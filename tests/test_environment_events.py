@@ -167,3 +167,25 @@ def test_provider_event_null_is_kept_only_when_sent() -> None:
     for document in documents:
         assert AgentEnvironmentEvent.parse_wire(document).to_wire() == document
     assert ("/id", "null_not_allowed") in refusal(AgentEnvironmentEvent, {"type": "t", "data": {}, "id": None})
+
+
+# --- parity fixes (see docs/parity/events.md) ---
+
+
+def test_safe_endpoint_port_accepts_an_integral_float_like_zod() -> None:
+    from agent_interface.environment_events import SafeEndpoint
+
+    endpoint = SafeEndpoint.parse_wire('{"host": "sandbox.example.com", "port": 443.0}')
+    assert endpoint.to_wire() == {"host": "sandbox.example.com", "port": 443}
+    with pytest.raises(ContractError) as caught:
+        SafeEndpoint.parse_wire('{"host": "sandbox.example.com", "port": 443.5}')
+    assert caught.value.issues[0].path == "/port"
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2028", "\ufeff", "\u3000"])
+def test_credential_userinfo_pattern_stops_at_javascript_whitespace(space: str) -> None:
+    from agent_interface.environment_events import observation_contains_credential
+
+    # JavaScript's \s covers these characters, so the reference finds no userinfo.
+    assert observation_contains_credential(f"https://a{space}b@host") is False
+    assert observation_contains_credential("https://ab@host") is True

@@ -192,6 +192,31 @@ def test_concurrent_same_key_calls_make_exactly_one_create_effect() -> None:
     asyncio.run(scenario())
 
 
+def test_any_present_key_is_a_key_and_an_unhashable_one_is_refused() -> None:
+    async def scenario() -> None:
+        records: dict[Any, AgentEnvironmentCreateIdempotencyRecord[FakeEnvironment]] = {}
+        effects: list[int] = []
+
+        async def create() -> FakeEnvironment:
+            effects.append(1)
+            return FakeEnvironment(f"environment-{len(effects)}", "created")
+
+        # As the reference's ``key === undefined``: "", 5 and null are keys; 5 is not "5".
+        for key in ("", 5, None):
+            first = await create_agent_environment_with_idempotency(records, {"profile": "p", "idempotencyKey": key}, create)
+            again = await create_agent_environment_with_idempotency(records, {"profile": "p", "idempotencyKey": key}, create)
+            assert (first.creation, again.creation, again.id) == ("created", "replayed", first.id)
+        other = await create_agent_environment_with_idempotency(records, {"profile": "p", "idempotencyKey": "5"}, create)
+        assert other.creation == "created"
+        assert len(effects) == 4
+        with pytest.raises(ContractError) as refused:
+            await create_agent_environment_with_idempotency(records, {"profile": "p", "idempotencyKey": ["k"]}, create)
+        assert (refused.value.issues[0].path, refused.value.issues[0].code) == ("/idempotencyKey", "idempotency_key_invalid")
+        assert len(effects) == 4
+
+    asyncio.run(scenario())
+
+
 def test_concurrent_changed_input_is_refused_while_pending() -> None:
     async def scenario() -> None:
         records: dict[str, AgentEnvironmentCreateIdempotencyRecord[FakeEnvironment]] = {}
@@ -343,7 +368,6 @@ def test_turn_interaction_posture() -> None:
         ({"timeoutMs": 0}, "/timeoutMs"),
         ({"timeoutMs": 1.5}, "/timeoutMs"),
         ({"sessionId": " s"}, "/sessionId"),
-        ({"signal": {}}, "/signal"),
         ({"parts": [{"type": "video"}]}, "/parts/0"),
         ({"detach": "true"}, "/detach"),
     ],
@@ -352,6 +376,15 @@ def test_turn_input_refusals(doc: dict[str, Any], path: str) -> None:
     with pytest.raises(ContractError) as caught:
         AgentTurnInput.parse_wire(doc)
     assert caught.value.issues[0].path.startswith(path)
+
+
+@pytest.mark.parametrize("signal", [{}, None, "aborted", [1, {"a": True}]])
+def test_turn_input_signal_is_carried_like_the_reference(signal: Any) -> None:
+    # zod's unchecked ``z.custom<AbortSignal>()`` accepts any value, and JSON.stringify
+    # writes an AbortSignal as {}: the key is accepted, carried, and cancels nothing.
+    turn = AgentTurnInput.parse_wire({"prompt": "x", "signal": signal})
+    assert turn.to_wire() == {"prompt": "x", "signal": signal}
+    assert "signal" not in AgentTurnInput.parse_wire({"prompt": "x"}).to_wire()
 
 
 def test_turn_result() -> None:

@@ -85,6 +85,24 @@ def test_caller_turn_command_comes_first() -> None:
     assert env.commands == ["caller"]
 
 
+def test_caller_answer_is_final_even_empty_and_none_falls_through() -> None:
+    env = Recorder(OK)
+
+    async def empty(turn: AgentTurnInput, environment: Any) -> str:
+        return ""
+
+    async def none(turn: AgentTurnInput, environment: Any) -> None:
+        return None
+
+    # The reference's ``turnCommand() ?? ...``: "" is an answer (refused), None is not.
+    with pytest.raises(ContractError) as caught:
+        drain({"prompt": "prompt", "providerOptions": {"command": "option"}}, env, empty)
+    assert caught.value.issues[0].code == "command_turn_missing"
+    assert env.commands == []
+    drain({"prompt": "prompt", "providerOptions": {"command": "option"}}, env, none)
+    assert env.commands == ["option"]
+
+
 def test_falls_to_command_then_agent_command_then_prompt() -> None:
     env = Recorder(OK)
     drain({"prompt": "p", "providerOptions": {"command": "c", "agentCommand": "a"}}, env)

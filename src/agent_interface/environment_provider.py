@@ -34,7 +34,7 @@ from typing import (
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
-from ._model import FrozenDict, WireList, WireMap, WireModel, thaw, wire_adapter
+from ._model import FrozenDict, JsonValue, WireList, WireMap, WireModel, thaw, wire_adapter
 from .canonical import canonical_digest
 from .capabilities import (
     AgentEnvironmentCapabilities,
@@ -188,6 +188,10 @@ class AgentTurnInput(WireModel):
     native_continuation: NativeContextContinuationRequest | None = None
     context: BoundedJsonRecord | None = None
     interactions: RequestedInteractions | None = None
+    signal: JsonValue = Field(default=None, repr=False)
+    """Wire parity only: the reference accepts any value here (its abort signal is
+    unchecked, and ``JSON.stringify`` writes one as ``{}``). It cancels nothing; a
+    Python caller cancels the awaiting task."""
     profile: AgentProfile | None = None
     provider_options: BoundedJsonRecord | None = None
 
@@ -305,11 +309,24 @@ def replayed_agent_environment_view(environment: E) -> E:
     return view  # type: ignore[no-any-return]
 
 
-def _key_of(value: CreateAgentEnvironmentInput | Mapping[str, Any]) -> str | None:
+_NO_KEY: Final = object()
+
+
+def _key_of(value: CreateAgentEnvironmentInput | Mapping[str, Any]) -> Any:
+    """The idempotency key, or ``_NO_KEY``. A mapping's key is whatever it holds,
+    as in the reference (only an absent key means unkeyed)."""
     if isinstance(value, CreateAgentEnvironmentInput):
-        return value.idempotency_key
-    key = value.get("idempotencyKey")
-    return key if isinstance(key, str) else None
+        return _NO_KEY if value.idempotency_key is None else value.idempotency_key
+    if "idempotencyKey" not in value:
+        return _NO_KEY
+    key = value["idempotencyKey"]
+    try:
+        hash(key)
+    except TypeError:
+        raise ContractError.single(
+            "/idempotencyKey", "idempotency_key_invalid", "an idempotency key must be a string"
+        ) from None
+    return key
 
 
 async def create_agent_environment_with_idempotency(
@@ -330,7 +347,7 @@ async def create_agent_environment_with_idempotency(
     cancelled does not cancel the shared create.
     """
     key = _key_of(value)
-    if key is None:
+    if key is _NO_KEY:
         return await create()
     digest = agent_environment_create_input_digest(value)
     existing = records.get(key)
@@ -515,6 +532,10 @@ def exec_result_from_unknown(value: Any, source: str) -> ExecResult:
         if not exit_code.is_integer():
             raise ContractError.single("/exitCode", "exec_exit_status_integer", f"{source} returned a fractional exit status")
         exit_code = int(exit_code)
+    if not -_MAX_SAFE <= exit_code <= _MAX_SAFE:
+        raise ContractError.single(
+            "/exitCode", "exec_exit_status_integer", f"{source} returned an exit status beyond the safe integer range"
+        )
 
     def text(primary: str, secondary: str) -> str:
         for key in (primary, secondary):
@@ -526,7 +547,7 @@ def exec_result_from_unknown(value: Any, source: str) -> ExecResult:
     return ExecResult(exit_code=exit_code, stdout=text("stdout", "output"), stderr=text("stderr", "error"))
 
 
-TurnCommand = Callable[[AgentTurnInput, Any], "str | Awaitable[str]"]
+TurnCommand = Callable[[AgentTurnInput, Any], "str | Awaitable[str | None] | None"]
 
 
 async def command_turn_events(
@@ -539,20 +560,22 @@ async def command_turn_events(
 
     The command is the caller's ``turn_command``, then ``providerOptions.command``,
     then ``providerOptions.agentCommand``, then the prompt; with none of them the turn
-    is refused (``command_turn_missing``) before anything runs.
+    is refused (``command_turn_missing``) before anything runs. A string answered by
+    ``turn_command`` is final, even an empty one (refused); only ``None`` falls through.
     """
     command: str | None = None
     if turn_command is not None:
         chosen = turn_command(input, environment)
-        command = await chosen if not isinstance(chosen, str) else chosen
+        command = chosen if chosen is None or isinstance(chosen, str) else await chosen
     options: Mapping[str, Any] = input.provider_options or {}
-    command = (
-        _string_option(command)
-        or _string_option(options.get("command"))
-        or _string_option(options.get("agentCommand"))
-        or _string_option(input.prompt)
-    )
     if command is None:
+        # A caller's command, even an empty one, is final; only None falls through.
+        command = (
+            _string_option(options.get("command"))
+            or _string_option(options.get("agentCommand"))
+            or input.prompt
+        )
+    if not command:
         raise ContractError.single(
             "",
             "command_turn_missing",
