@@ -18,6 +18,7 @@ from agent_interface.contract_limits import (
     BoundedString,
     IsoDatetime,
     Utf16Length,
+    is_bounded_json_material,
     is_bounded_json_value,
     is_iso_datetime,
     js_trim,
@@ -150,3 +151,15 @@ def test_iso_datetime_accepts_zod_datetimes(value: str) -> None:
 def test_iso_datetime_refuses_what_zod_refuses(value: str) -> None:
     assert not is_iso_datetime(value)
     assert refusal(at=value) == ("/at", "iso_datetime")
+
+
+def test_value_check_counts_each_container_twice_and_material_check_once() -> None:
+    # The reference's isBoundedJsonValue counts a container on entry and on leaving it;
+    # isBoundedJsonMaterial (digest input) counts it once.
+    value: dict[str, Any] = {f"k{i}": [0] * 1022 for i in range(7)}
+    value.update({"t": [[0] * 1017], "s0": 0, "s1": 0})
+    assert not is_bounded_json_value(value)
+    assert is_bounded_json_material(value)
+    assert wire_digest(value) == canonical_digest(value)
+    value["s1"] = value.pop("s0")  # one node fewer: 8,192 exactly
+    assert is_bounded_json_value(value)

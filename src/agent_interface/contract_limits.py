@@ -41,6 +41,7 @@ __all__ = [
     "BoundedString",
     "IsoDatetime",
     "Utf16Length",
+    "is_bounded_json_material",
     "is_bounded_json_value",
     "is_iso_datetime",
     "js_trim",
@@ -138,7 +139,14 @@ def is_bounded_json_value(value: Any) -> bool:
     return _bounded_json_problem(value) is None
 
 
-def _bounded_json_problem(value: Any) -> str | None:
+def is_bounded_json_material(value: Any) -> bool:
+    """``isBoundedJsonMaterial``: the digest-input check, which counts each container once."""
+    return _bounded_json_problem(value, container_cost=1) is None
+
+
+def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
+    # The reference's value check counts an array or object twice (on entry and on
+    # leaving it) against the node limit; its digest-material check counts it once.
     pending: list[tuple[Any, int]] = [(value, 0)]
     nodes = 0
     while pending:
@@ -160,6 +168,9 @@ def _bounded_json_problem(value: Any) -> str | None:
             continue
         if depth >= CONTRACT_MAX_JSON_DEPTH:
             return f"nesting is deeper than {CONTRACT_MAX_JSON_DEPTH}"
+        nodes += container_cost - 1
+        if nodes > CONTRACT_MAX_JSON_NODES:
+            return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
         if isinstance(current, (list, tuple)):
             if len(current) > CONTRACT_MAX_ARRAY_LENGTH:
                 return f"an array has more than {CONTRACT_MAX_ARRAY_LENGTH} items"
@@ -218,7 +229,7 @@ BoundedJsonRecord = Annotated[
 
 def wire_digest(value: Any) -> str:
     """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input."""
-    problem = _bounded_json_problem(value)
+    problem = _bounded_json_problem(value, container_cost=1)
     if problem is not None:
         raise ContractError.single("", "bounded_json", f"operation material exceeds the contract bounds: {problem}")
     size = len(json.dumps(thaw(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
