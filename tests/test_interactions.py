@@ -570,3 +570,27 @@ def test_tool_subject_input_null_is_bounded_json() -> None:
     assert "input" not in without.to_wire()["subject"]
     assert with_null.request_digest != without.request_digest
     assert with_null.request_digest == jcs_digest({k: v for k, v in with_null.to_wire().items() if k != "requestDigest"})
+
+
+# --- parity fixes (see docs/parity/events.md) ---
+
+
+@pytest.mark.parametrize("material", [None, "s", 1, True, []])
+def test_interaction_request_digest_refuses_a_non_object(material: Any) -> None:
+    from agent_interface.interactions import interaction_request_digest
+
+    with pytest.raises(ContractError) as caught:
+        interaction_request_digest(material)
+    assert [(issue.path, issue.code) for issue in caught.value.issues] == [("", "invalid_type")]
+
+
+@pytest.mark.parametrize("field_type", ["text", "secret"])
+def test_field_max_length_accepts_an_integral_float_like_zod(field_type: str) -> None:
+    from agent_interface.interactions import InteractionField
+
+    adapter = wire_adapter(InteractionField)
+    field = adapter.parse(f'{{"name": "a", "label": "A", "type": "{field_type}", "maxLength": 20.0}}')
+    assert adapter.to_wire(field)["maxLength"] == 20
+    with pytest.raises(ContractError) as caught:
+        adapter.parse(f'{{"name": "a", "label": "A", "type": "{field_type}", "maxLength": 20.5}}')
+    assert caught.value.issues[0].path == "/maxLength"

@@ -227,3 +227,19 @@ def test_retained_control_refuses_any_missing_piece(section: str, flag: str) -> 
     assert f"{section}.{flag}" in issues[0].message
     with pytest.raises(ContractError):
         check_retained_control(caps)
+
+
+# --- parity fixes (see docs/parity/events.md) ---
+
+
+@pytest.mark.parametrize("material", [None, "s", 1, True, []])
+def test_request_digests_refuse_a_non_object(material: Any) -> None:
+    from agent_interface.runtime_control import (
+        agent_run_cancellation_request_digest,
+        agent_run_control_request_digest,
+    )
+
+    for digest in (agent_run_cancellation_request_digest, agent_run_control_request_digest):
+        with pytest.raises(ContractError) as caught:
+            digest(material)
+        assert caught.value.issues[0].path == ""

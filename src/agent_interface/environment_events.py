@@ -282,7 +282,7 @@ class SafeEndpoint(WireModel):
 
     scheme: BoundedIdentifier | None = None
     host: BoundedIdentifier
-    port: Annotated[int, Field(ge=1, le=65_535)] | None = None
+    port: Annotated[PositiveSafeInt, Field(le=65_535)] | None = None
     region: BoundedIdentifier | None = None
 
     @model_validator(mode="after")
@@ -447,7 +447,12 @@ def agent_environment_observation_identity_matches(live: Any, replay: Any) -> bo
     )
 
 
-_USERINFO_URL: Final = re.compile(r"[a-z][a-z0-9+.-]*://[^/@\s]*@", re.IGNORECASE | re.ASCII)
+# JavaScript's \s: ASCII whitespace plus the Unicode space separators, line/paragraph
+# separators and U+FEFF (Python's own \s differs in both directions).
+_JS_WHITESPACE: Final = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_USERINFO_URL: Final = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^/@" + _JS_WHITESPACE + r"]*@", re.IGNORECASE | re.ASCII
+)
 _CREDENTIAL_WORDS: Final = frozenset(
     {
         "token", "secret", "secrets", "password", "passwd", "passphrase",

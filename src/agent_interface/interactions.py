@@ -106,7 +106,7 @@ InteractionFieldName = Annotated[BoundedIdentifier, AfterValidator(_not_reserved
 """A bounded identifier that is not ``__proto__``, ``constructor`` or ``prototype``."""
 
 NonEmptyBoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGTH, min=1)]
-MaxLength = Annotated[int, Field(ge=1, le=CONTRACT_MAX_STRING_LENGTH)]
+MaxLength = Annotated[PositiveSafeInt, Field(le=CONTRACT_MAX_STRING_LENGTH)]
 
 
 class _FieldBase(WireModel):
@@ -800,10 +800,10 @@ def interaction_request_digest(
     """
     if isinstance(material, InteractionRequestMaterial):
         parsed = material
+    elif isinstance(material, Mapping):
+        parsed = InteractionRequestMaterial.parse_wire(dict(material))
     else:
-        parsed = InteractionRequestMaterial.parse_wire(
-            {key: value for key, value in material.items()}
-        )
+        raise ContractError.single("", "invalid_type", "request material must be an object")
     if _secret_default_fields(parsed.answer_spec, parsed.default):
         raise ContractError.single(
             "/default/data", "secret_default",

@@ -95,6 +95,12 @@ class AgentRunCancellationRequestMaterial(WireModel):
     reason: CancellationReason | None = None
 
 
+def _require_object(material: Any) -> Mapping[str, Any]:
+    if not isinstance(material, Mapping):
+        raise ContractError.single("", "invalid_type", "request material must be an object")
+    return material
+
+
 def _material_digest(material: WireModel) -> str:
     wire = material.to_wire()
     wire.pop("requestDigest", None)
@@ -108,7 +114,7 @@ def agent_run_cancellation_request_digest(
     parsed = (
         material
         if isinstance(material, AgentRunCancellationRequestMaterial)
-        else AgentRunCancellationRequestMaterial.parse_wire(dict(material))
+        else AgentRunCancellationRequestMaterial.parse_wire(dict(_require_object(material)))
     )
     return _material_digest(parsed)
 
@@ -125,7 +131,7 @@ class AgentRunCancellationRequest(AgentRunCancellationRequestMaterial):
         parsed = (
             material
             if isinstance(material, AgentRunCancellationRequestMaterial)
-            else AgentRunCancellationRequestMaterial.parse_wire(dict(material))
+            else AgentRunCancellationRequestMaterial.parse_wire(dict(_require_object(material)))
         )
         return cls.parse_wire({**parsed.to_wire(), "requestDigest": _material_digest(parsed)})
 
@@ -248,7 +254,7 @@ def agent_run_control_request_digest(
     parsed = (
         material
         if isinstance(material, AgentRunControlRequestMaterial)
-        else AgentRunControlRequestMaterial.parse_wire(dict(material))
+        else AgentRunControlRequestMaterial.parse_wire(dict(_require_object(material)))
     )
     return _material_digest(parsed)
 
@@ -265,7 +271,7 @@ class AgentRunControlRequest(AgentRunControlRequestMaterial):
         parsed = (
             material
             if isinstance(material, AgentRunControlRequestMaterial)
-            else AgentRunControlRequestMaterial.parse_wire(dict(material))
+            else AgentRunControlRequestMaterial.parse_wire(dict(_require_object(material)))
         )
         return cls.parse_wire({**parsed.to_wire(), "requestDigest": _material_digest(parsed)})
 
