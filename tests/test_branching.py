@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from agent_interface._model import wire_adapter
 from agent_interface.branching import (
     AgentWorkspaceBranching,
+    ConfidentialAttestation,
     ConfidentialExecutionRequest,
     ForkedEnvironmentRef,
     WorkspaceCheckpointLookupResult,
@@ -660,3 +661,55 @@ def test_reused_key_replays_same_input_and_conflicts_on_changed_input(
             assert not workspace_checkpoint_result_matches_request(retry, answer)
 
     asyncio.run(scenario())
+
+
+def test_in_memory_resources_omit_absent_metadata() -> None:
+    """A request without metadata yields resources whose wire form has no metadata key."""
+
+    async def scenario() -> None:
+        engine = InMemoryWorkspaceBranching(provider=SOURCE["provider"])
+        request = WorkspaceCheckpointRequest.seal({"source": SOURCE}, idempotency_key="no-metadata")
+        created = (await engine.checkpoint(request)).to_wire()
+        assert "metadata" not in created["checkpoint"]
+        assert workspace_checkpoint_result_matches_request(request.to_wire(), created)
+        fork = WorkspaceForkRequest.seal(
+            {"checkpoint": created["checkpoint"], "placement": {"kind": "sandbox"}},
+            idempotency_key="no-metadata-fork",
+        )
+        forked = (await engine.fork(fork)).to_wire()
+        assert "metadata" not in forked["environment"]
+        assert workspace_fork_result_matches_request(fork.to_wire(), forked)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("requested", [1, 1.0, "true"])
+def test_attestation_requested_must_be_the_boolean_true(requested: Any) -> None:
+    """zod ``z.literal(true)``: Python's ``1 == True`` must not let a number through."""
+    _, _, attestation = confidential_case()
+    assert ("/requested", "literal_error") in refusals(
+        lambda: wire_adapter(ConfidentialAttestation).parse({**attestation, "requested": requested})
+    )
+    wire_adapter(ConfidentialAttestation).parse(attestation)
+
+
+def _record_of_nodes(nodes: int) -> dict[str, Any]:
+    # Objects and arrays count twice in the reference's record bound: the record, its array,
+    # k arrays of 8 zeros (10 each) and r loose zeros.
+    inner, loose = divmod(nodes - 4, 10)
+    return {"a": [[0] * 8 for _ in range(inner)] + [0] * loose}
+
+
+@pytest.mark.parametrize(("nodes", "accepted"), [(8_192, True), (8_193, False), (8_202, False)])
+def test_fork_metadata_and_placement_records_count_containers_twice(nodes: int, accepted: bool) -> None:
+    """Reference parity for ``boundedJsonRecordSchema``: ``metadata`` and
+    ``placement.providerMetadata`` are refused past 8,192 nodes, objects and arrays counted twice."""
+    record = _record_of_nodes(nodes)
+    placed = {**fork_material(), "placement": {"kind": "sandbox", "providerMetadata": record}}
+    described = {**fork_material(), "metadata": record}
+    for material, path in ((placed, "/placement/providerMetadata"), (described, "/metadata")):
+        if accepted:
+            request = {**material, "idempotencyKey": "k", "requestDigest": workspace_fork_request_digest(material)}
+            wire_adapter(WorkspaceForkRequest).parse(request)
+        else:
+            assert any(found == path for found, _ in refusals(lambda m=material: workspace_fork_request_digest(m)))

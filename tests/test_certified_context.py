@@ -204,3 +204,24 @@ def test_registered_names() -> None:
     for name in ("certifiedContext", "certifiedContextEntry", "certifiedContextDelivery", "certifiedContextProvenance"):
         assert wire_adapter(REGISTERED[name], name).json_schema()
     assert REGISTERED["certifiedContext"] is CertifiedContext
+
+
+def test_version_accepts_an_integral_float_like_zod() -> None:
+    """zod's ``z.number().int()`` reads ``2.0`` as the integer 2 (reference parity)."""
+    value = context([entry("prompt", "prompt", "p", {"kind": "inline", "content": "x"}, version=2.0)])
+    assert parse_certified_context(value).entries[0].provenance.version == 2
+    refused = context([entry("prompt", "prompt", "p", {"kind": "inline", "content": "x"}, version=2.5)])
+    assert any(path == "/entries/0/provenance/version" for path, _ in refusals(lambda: parse_certified_context(refused)))
+
+
+def test_hash_functions_hash_what_they_are_given() -> None:
+    """Like the reference, neither hash function validates or selects keys beyond its own."""
+    value = context()
+    material = {key: value[key] for key in ("tenantId", "target", "state", "revision", "entries")}
+    assert certified_context_content_hash(value) == canonical_digest(value)
+    assert certified_context_content_hash(material) == value["contentHash"]
+    partial = {"id": "prompt", "kind": "prompt", "delivery": {"kind": "inline", "content": "x"}}
+    assert certified_context_entry_content_hash(partial) == canonical_digest(partial)
+    assert certified_context_entry_content_hash({**partial, "name": "n", "extra": 1}) == canonical_digest(
+        {**partial, "name": "n"}
+    )

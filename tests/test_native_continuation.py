@@ -446,3 +446,40 @@ def test_registered_names() -> None:
         "AgentNativeContextContinuationResult",
     ):
         assert wire_adapter(REGISTERED[name], name).json_schema()
+
+
+def test_outcome_acknowledgement_drops_unknown_top_level_keys() -> None:
+    """The reference reads the acknowledgement as an intersection with a plain object: an
+    unknown key at its top level is stripped; nested objects stay strict."""
+    acknowledgement = {
+        "operationId": "continue-1",
+        "requestDigest": digest_of("a"),
+        "status": "unknown_session",
+        "historyMessagesSent": 0,
+    }
+    parsed = RESULT.parse({"acknowledgement": {**acknowledgement, "vendorNote": 1}})
+    assert RESULT.to_wire(parsed) == {"acknowledgement": acknowledgement}
+    with pytest.raises(ContractError):
+        RESULT.parse({"acknowledgement": acknowledgement, "vendorNote": 1})
+    nested = {**acknowledgement, "status": "boundary_mismatch", "actualBoundary": {**proof(), "vendorNote": 1}}
+    assert ("/acknowledgement/actualBoundary/vendorNote", "extra_forbidden") in refusals(
+        lambda: RESULT.parse({"acknowledgement": nested})
+    )
+
+
+def _nested_arrays(nodes: int) -> dict[str, Any]:
+    # isBoundedJsonValue counts every array and object twice: the record, the array "a",
+    # k inner arrays of 8 zeros (9 values + 1 extra each), and r loose zeros.
+    inner, loose = divmod(nodes - 4, 10)
+    return {"a": [[0] * 8 for _ in range(inner)] + [0] * loose}
+
+
+@pytest.mark.parametrize(("nodes", "accepted"), [(8_180, True), (8_192, True), (8_193, False), (8_202, False)])
+def test_turn_records_count_containers_twice(nodes: int, accepted: bool) -> None:
+    """Reference parity: a record of about 8,190 JSON values is refused once its objects
+    and arrays, counted twice, pass the 8,192 node bound."""
+    turn = {"context": _nested_arrays(nodes)}
+    if accepted:
+        NativeContextContinuationTurn.parse_wire(turn)
+    else:
+        assert ("/context", "bounded_json") in refusals(lambda: NativeContextContinuationTurn.parse_wire(turn))

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from agent_interface._model import wire_adapter
 from agent_interface.canonical import canonical_digest
+from agent_interface.errors import ContractError
 from agent_interface.portable_context import (
     PortableContextMessagePlan,
     PortableContextPartPlan,
@@ -441,3 +442,27 @@ def test_request_digest_is_canonical_material_digest(request_id: str, limit: int
     material = {"requestId": request_id, "source": source().to_wire(), "destination": destination(), "maxInputTokens": limit}
     assert portable_context_plan_request_digest(material) == canonical_digest(material)
     assert portable_conversation_context_digest(source_material()) == canonical_digest(source_material())
+
+
+def test_context_digest_hashes_the_mapping_it_is_given() -> None:
+    """``portableConversationContextDigest`` does not validate its material (reference parity)."""
+    odd = {"source": {}, "completeness": "unknown", "messages": [], "attachments": [], "extra": True}
+    assert portable_conversation_context_digest(odd) == canonical_digest(odd)
+    sealed = source()
+    assert portable_conversation_context_digest(sealed) == sealed.digest
+
+
+def _one_part_messages(count: int) -> dict[str, Any]:
+    material = source_material()
+    template = material["messages"][0]
+    messages = [{**template, "id": f"message-{index}", "parts": [{"type": "text", "text": "t"}]} for index in range(count)]
+    return {**material, "messages": messages, "attachments": []}
+
+
+def test_context_digest_counts_containers_twice_on_the_normalized_material() -> None:
+    """The reference's portable ``wireDigest`` re-checks the normalized material with
+    ``isBoundedJsonValue``, whose node bound counts objects and arrays twice: 1,000 short
+    messages (about 7,000 values) are within the material bound but over that one."""
+    assert PortableConversationContext.seal(_one_part_messages(600)).digest.startswith("sha256:")
+    with pytest.raises(ContractError):
+        portable_conversation_context_digest(_one_part_messages(1_000))

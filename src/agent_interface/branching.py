@@ -14,20 +14,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from ._model import WireList, WireModel
 from .canonical import Sha256Digest, canonical_digest
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     BoundedIdentifier,
-    BoundedJsonRecord,
     wire_digest,
 )
 from .portable_context import (
+    BoundedRecord,
     NonEmptyBoundedString,
     Refinement,
     WireTimestamp,
+    json_value_nodes_problem,
     material_of,
     parse_or_none,
     plain_wire,
@@ -77,6 +79,13 @@ __all__ = [
 ]
 
 
+def _strict_true(value: Any) -> Any:
+    # zod ``z.literal(true)`` accepts the boolean only; Python's ``1 == True`` must not pass.
+    if type(value) is not bool:
+        raise PydanticCustomError("literal_error", "input should be true")
+    return value
+
+
 def _resource_identity_matches(operation: Any, resource: Any) -> bool:
     return bool(
         resource.idempotency_key == operation.idempotency_key
@@ -92,7 +101,7 @@ class ConfidentialAttestation(WireModel):
     provider-key check; the attestation alone proves nothing."""
 
     provider: BoundedIdentifier
-    requested: Literal[True]
+    requested: Annotated[Literal[True], BeforeValidator(_strict_true)]
     nonce: BoundedIdentifier
     measurement: Sha256Digest
     environment_id: BoundedIdentifier
@@ -262,7 +271,7 @@ class WorkspaceOperationNotFound(_OperationIdentity):
 class _WorkspaceCheckpointMaterial(WireModel):
     source: AgentExactRunControlRef
     name: BoundedIdentifier | None = None
-    metadata: BoundedJsonRecord | None = None
+    metadata: BoundedRecord | None = None
 
 
 def workspace_checkpoint_request_digest(material: Mapping[str, Any] | WireModel) -> str:
@@ -308,7 +317,7 @@ class WorkspaceCheckpointRef(WireModel):
     idempotency_key: BoundedIdentifier
     request_digest: Sha256Digest
     created_at: WireTimestamp
-    metadata: BoundedJsonRecord | None = None
+    metadata: BoundedRecord | None = None
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
@@ -385,12 +394,34 @@ def workspace_checkpoint_result_matches_request(request: Any, result: Any) -> bo
 # --- fork (``workspace-fork.ts``) -----------------------------------------------------------
 
 
+def _check_placement_nodes(placement: PlacementInfo, issues: Refinement) -> None:
+    # ``PlacementInfo`` comes from ``workspace``, whose ``providerMetadata`` record counts JSON
+    # nodes once; the reference's record bound counts objects and arrays twice.
+    problem = (
+        None if placement.provider_metadata is None else json_value_nodes_problem(placement.provider_metadata)
+    )
+    if problem is not None:
+        issues.add(
+            ("placement", "providerMetadata"),
+            "bounded_json",
+            "value exceeds the contract bounds or is not finite JSON: {problem}",
+            {"problem": problem},
+        )
+
+
 class _WorkspaceForkMaterial(WireModel):
     checkpoint: WorkspaceCheckpointRef
     name: BoundedIdentifier | None = None
-    metadata: BoundedJsonRecord | None = None
+    metadata: BoundedRecord | None = None
     placement: PlacementInfo
     confidential: ConfidentialExecutionRequest | None = None
+
+    @model_validator(mode="after")
+    def _refine_placement(self) -> Self:
+        issues = Refinement(type(self).__name__)
+        _check_placement_nodes(self.placement, issues)
+        issues.check()
+        return self
 
 
 def workspace_fork_request_digest(material: Mapping[str, Any] | WireModel) -> str:
@@ -453,11 +484,12 @@ class ForkedEnvironmentRef(WireModel):
     confidential_requested: bool
     confidential_attestation: ConfidentialAttestation | None = None
     confidential: bool | None = None
-    metadata: BoundedJsonRecord | None = None
+    metadata: BoundedRecord | None = None
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
         issues = Refinement("ForkedEnvironmentRef")
+        _check_placement_nodes(self.placement, issues)
         if self.environment_id == self.source_environment_id:
             issues.add(
                 ("environmentId",),

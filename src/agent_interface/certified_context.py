@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Final, Literal, Self
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from ._model import WireList, WireModel, thaw
+from ._model import WireInt, WireList, WireModel, thaw
 from .canonical import MAX_SAFE_INTEGER, Sha256Digest, canonical_digest
 from .contract_limits import IsoDatetime, Utf16Length, js_trim
 from .portable_context import Refinement, epoch_ms, plain_wire
@@ -137,14 +137,17 @@ class CertifiedContextProvenance(WireModel):
     wire_nullable: ClassVar[frozenset[str]] = frozenset({"version"})
 
     content_hash: Sha256Digest
-    version: Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)] | None
+    version: Annotated[WireInt, Field(ge=1, le=MAX_SAFE_INTEGER)] | None
     promoted_at: IsoDatetime
 
 
 def certified_context_entry_content_hash(entry: Mapping[str, Any] | WireModel) -> str:
-    """``certifiedContextEntryContentHash``: digest of ``id``, ``kind``, ``name`` and ``delivery``."""
+    """``certifiedContextEntryContentHash``: digest of ``id``, ``kind``, ``name`` and ``delivery``.
+
+    Not validated, as in the reference: a key that is absent is left out of the material.
+    """
     wire = plain_wire(entry)
-    return canonical_digest({key: wire[key] for key in ("id", "kind", "name", "delivery")})
+    return canonical_digest({key: wire[key] for key in ("id", "kind", "name", "delivery") if key in wire})
 
 
 class CertifiedContextEntry(WireModel):
@@ -188,10 +191,14 @@ def _revision(value: str) -> str:
 
 
 def certified_context_content_hash(context: Mapping[str, Any] | WireModel) -> str:
-    """``certifiedContextContentHash``: digest of ``tenantId``, ``target``, ``state``,
-    ``revision`` and ``entries``."""
-    wire = plain_wire(context)
-    return canonical_digest({key: wire[key] for key in ("tenantId", "target", "state", "revision", "entries")})
+    """``certifiedContextContentHash``: digest of the material ``tenantId``, ``target``,
+    ``state``, ``revision`` and ``entries``.
+
+    As in the reference, the argument is hashed whole and not validated: pass exactly
+    those five keys (a mapping with more keys, or a full :class:`CertifiedContext`, hashes
+    the extra keys too).
+    """
+    return canonical_digest(plain_wire(context))
 
 
 class CertifiedContext(WireModel):
@@ -257,7 +264,8 @@ class CertifiedContext(WireModel):
                 "state_entries_mismatch",
                 "active context requires entries and revoked context requires none",
             )
-        if self.content_hash != certified_context_content_hash(wire):
+        material = {key: wire[key] for key in ("tenantId", "target", "state", "revision", "entries")}
+        if self.content_hash != certified_context_content_hash(material):
             issues.add(
                 ("contentHash",),
                 "content_hash_mismatch",

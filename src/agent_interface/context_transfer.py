@@ -18,7 +18,7 @@ from pydantic import Field, model_validator
 
 from ._model import WireModel
 from .canonical import Sha256Digest
-from .contract_limits import BoundedIdentifier, wire_digest
+from .contract_limits import BoundedIdentifier
 from .portable_context import (
     IdentifierList,
     NonEmptyBoundedString,
@@ -31,6 +31,7 @@ from .portable_context import (
     material_of,
     parse_or_none,
     plain_wire,
+    portable_wire_digest,
     same_wire,
 )
 from .registry import register_wire_models
@@ -69,7 +70,7 @@ def context_transfer_request_digest(material: Mapping[str, Any] | WireModel) -> 
     """``contextTransferRequestDigest``: digest of ``operationId``, the plan's digest (not
     the whole plan) and ``acceptance``."""
     parsed = material_of(material, _ContextTransferRequestMaterial, ("requestDigest",))
-    return wire_digest(
+    return portable_wire_digest(
         {
             "operationId": parsed.operation_id,
             "planDigest": parsed.plan.digest,

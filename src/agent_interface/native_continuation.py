@@ -36,13 +36,12 @@ from .canonical import Sha256Digest
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     BoundedIdentifier,
-    BoundedJsonRecord,
     BoundedString,
-    wire_digest,
 )
 from .errors import ContractError
 from .parts import InputPart
 from .portable_context import (
+    BoundedRecord,
     IdentifierList,
     NonEmptyBoundedString,
     Refinement,
@@ -52,6 +51,7 @@ from .portable_context import (
     material_of,
     parse_or_none,
     plain_wire,
+    portable_wire_digest,
     same_wire,
 )
 from .registry import register_wire_models
@@ -149,14 +149,14 @@ class NativeContextContinuationTurn(WireModel):
     prompt: BoundedString | None = None
     parts: Annotated[WireList[InputPart], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)] | None = None
     model: BoundedIdentifier | None = None
-    context: BoundedJsonRecord | None = None
-    provider_options: BoundedJsonRecord | None = None
+    context: BoundedRecord | None = None
+    provider_options: BoundedRecord | None = None
 
 
 def native_context_continuation_turn_digest(turn: Mapping[str, Any] | WireModel) -> str:
     """``nativeContextContinuationTurnDigest``: digest of the validated turn."""
     parsed = material_of(turn, NativeContextContinuationTurn, ())
-    return wire_digest(parsed.to_wire())
+    return portable_wire_digest(parsed.to_wire())
 
 
 class _NativeContextContinuationMaterial(WireModel):
@@ -170,7 +170,7 @@ def native_context_continuation_request_digest(material: Mapping[str, Any] | Wir
     """``nativeContextContinuationRequestDigest``: digest of ``operationId``,
     ``turnDigest``, ``run`` and ``expectedBoundary``."""
     parsed = material_of(material, _NativeContextContinuationMaterial, ("requestDigest",))
-    return wire_digest(parsed.to_wire())
+    return portable_wire_digest(parsed.to_wire())
 
 
 class NativeContextContinuationRequest(_NativeContextContinuationMaterial):
@@ -336,11 +336,33 @@ class _LazyTurnResult:
 TurnResult = Annotated[Any, _LazyTurnResult()]
 
 
+_ACKNOWLEDGEMENT_KEYS = frozenset(
+    field.alias or name for name, field in NativeContextContinuationAcknowledgement.model_fields.items()
+)
+
+
+def _strip_acknowledgement_extras(data: Any) -> Any:
+    # The reference reads the acknowledgement as an intersection with a plain ``z.object``:
+    # zod reports an unknown key only when both sides refuse it, so unknown keys at the top
+    # level of the acknowledgement are dropped (nested objects stay strict).
+    if isinstance(data, Mapping):
+        acknowledgement = data.get("acknowledgement")
+        if isinstance(acknowledgement, Mapping) and not set(acknowledgement) <= _ACKNOWLEDGEMENT_KEYS:
+            kept = {key: value for key, value in acknowledgement.items() if key in _ACKNOWLEDGEMENT_KEYS}
+            return {**data, "acknowledgement": kept}
+    return data
+
+
 class AgentNativeContextContinuationAdmitted(WireModel):
     """An accepted or replayed continuation: the original turn result and the exact
     current control reference."""
 
     acknowledgement: NativeContextContinuationAcknowledgement
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strip_extras(cls, data: Any) -> Any:
+        return _strip_acknowledgement_extras(data)
     result: TurnResult
     control_ref: AgentExactRunControlRef
 
@@ -368,6 +390,11 @@ class AgentNativeContextContinuationRefused(WireModel):
     unknown session, or a retryable transport failure."""
 
     acknowledgement: NativeContextContinuationAcknowledgement
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strip_extras(cls, data: Any) -> Any:
+        return _strip_acknowledgement_extras(data)
 
     @model_validator(mode="after")
     def _refine(self) -> Self:

@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Final, Literal, Self, TypeVar
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from ._model import WireList, WireModel, thaw, wire_adapter
 from .canonical import MAX_SAFE_INTEGER, Sha256Digest, canonical_bytes
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
+    CONTRACT_MAX_JSON_NODES,
     CONTRACT_MAX_STRING_LENGTH,
     BoundedIdentifier,
+    BoundedJsonRecord,
     IsoDatetime,
     Utf16Length,
     wire_digest,
@@ -78,6 +80,50 @@ NonEmptyBoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGT
 """zod ``boundedStringSchema.min(1)``."""
 
 IdentifierList = Annotated[WireList[BoundedIdentifier], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]
+
+
+def json_value_nodes_problem(value: Any) -> str | None:
+    """The node bound of ``isBoundedJsonValue``, which counts every object and array twice
+    (on entering and on leaving it), unlike the digest-material bound that counts once."""
+    nodes = 0
+    pending: list[Any] = [value]
+    while pending:
+        current = pending.pop()
+        nodes += 1
+        if isinstance(current, Mapping):
+            nodes += 1
+            pending.extend(current.values())
+        elif isinstance(current, (list, tuple)):
+            nodes += 1
+            pending.extend(current)
+        if nodes > CONTRACT_MAX_JSON_NODES:
+            return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
+    return None
+
+
+def _check_value_nodes(value: Any) -> Any:
+    problem = json_value_nodes_problem(value)
+    if problem is not None:
+        raise PydanticCustomError(
+            "bounded_json",
+            "value exceeds the contract bounds or is not finite JSON: {problem}",
+            {"problem": problem},
+        )
+    return value
+
+
+BoundedRecord = Annotated[BoundedJsonRecord, AfterValidator(_check_value_nodes)]
+"""``boundedJsonRecordSchema`` with its exact node bound (objects and arrays count twice)."""
+
+
+def portable_wire_digest(value: Any) -> str:
+    """``wireDigest`` of the portable-context modules: the digest-material bounds, the byte
+    bound, and then the bounds of ``isBoundedJsonValue`` on the normalized material."""
+    digest = wire_digest(value)
+    problem = json_value_nodes_problem(plain_wire(value))
+    if problem is not None:
+        raise ContractError.single("", "bounded_json", f"value exceeds the contract bounds: {problem}")
+    return digest
 
 
 class Refinement:
@@ -221,9 +267,16 @@ class _PortableConversationContextMaterial(WireModel):
 def portable_conversation_context_digest(
     material: Mapping[str, Any] | WireModel,
 ) -> str:
-    """``portableConversationContextDigest``: digest of a context without its ``digest``."""
-    parsed = material_of(material, _PortableConversationContextMaterial, ("digest",))
-    return wire_digest(parsed.to_wire())
+    """``portableConversationContextDigest``: digest of a context without its ``digest``.
+
+    Like the reference, the material is not validated: a mapping is hashed exactly as
+    given (bounded JSON only; a ``digest`` key in it is hashed too). A context model
+    is hashed without its own ``digest``.
+    """
+    if isinstance(material, WireModel):
+        wire = {key: item for key, item in material.to_wire().items() if key != "digest"}
+        return portable_wire_digest(wire)
+    return portable_wire_digest(plain_wire(material))
 
 
 class PortableConversationContext(_PortableConversationContextMaterial):
@@ -332,7 +385,7 @@ class _PortableContextPlanMaterial(WireModel):
 def portable_context_plan_digest(material: Mapping[str, Any] | WireModel) -> str:
     """``portableContextPlanDigest``: digest of a plan's material (everything but ``digest``)."""
     parsed = material_of(material, _PortableContextPlanMaterial, ("digest",))
-    return wire_digest(parsed.to_wire())
+    return portable_wire_digest(parsed.to_wire())
 
 
 _INPUT_PART = wire_adapter(InputPart, "InputPart")
@@ -476,7 +529,7 @@ def portable_context_plan_request_digest(material: Mapping[str, Any] | WireModel
     """``portableContextPlanRequestDigest``: digest of ``requestId``, ``source``,
     ``destination`` and, when set, ``maxInputTokens``."""
     parsed = material_of(material, _PortableContextPlanRequestMaterial, ("requestDigest",))
-    return wire_digest(parsed.to_wire())
+    return portable_wire_digest(parsed.to_wire())
 
 
 class PortableContextPlanRequest(_PortableContextPlanRequestMaterial):

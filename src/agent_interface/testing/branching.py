@@ -58,6 +58,12 @@ def _utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+def _metadata_of(request: WorkspaceCheckpointRequest | WorkspaceForkRequest) -> dict[str, Any]:
+    # A request without metadata makes a resource without the key (never ``null``), so
+    # ``sameOptionalWireValue(resource.metadata, request.metadata)`` holds.
+    return {} if request.metadata is None else {"metadata": request.metadata}
+
+
 def _parse(model: Any, value: Any) -> Any:
     return value if isinstance(value, model) else model.parse_wire(plain_wire(value))
 
@@ -134,7 +140,7 @@ class InMemoryWorkspaceBranching:
             source=exact.source,
             **identity,
             created_at=self.clock(),
-            metadata=exact.metadata,
+            **_metadata_of(exact),
         )
         self._checkpoints[exact.idempotency_key] = _Checkpoint(exact.request_digest, ref)
         return WorkspaceCheckpointSuccess(status="created", **identity, checkpoint=ref)
@@ -217,7 +223,7 @@ class InMemoryWorkspaceBranching:
             created_at=self.clock(),
             placement=exact.placement,
             confidential_requested=exact.confidential.requested if exact.confidential else False,
-            metadata=exact.metadata,
+            **_metadata_of(exact),
         )
         if self.on_fork_created is not None:
             await self.on_fork_created(ref)
