@@ -42,7 +42,7 @@ def test_environment_event_shape() -> None:
     assert parsed.usage_mode == "cumulative"
     assert AgentEnvironmentEvent.parse_wire({"type": "t", "data": {}}).usage_mode is None
     assert ("/data", "json_object") in refusal(AgentEnvironmentEvent, {"type": "t", "data": []})
-    assert ("/normalized", "union_tag_invalid") in refusal(AgentEnvironmentEvent, {"type": "t", "data": {}, "normalized": {"type": "result"}})
+    assert ("/normalized/type", "union_tag_invalid") in refusal(AgentEnvironmentEvent, {"type": "t", "data": {}, "normalized": {"type": "result"}})
     assert ("/usageMode", "literal_error") in refusal(
         AgentEnvironmentEvent, {"type": "t", "data": {}, "usage": {"inputTokens": 1, "outputTokens": 1}, "usageMode": "sum"}
     )

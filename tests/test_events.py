@@ -39,7 +39,7 @@ CHILD_STARTED = {"type": "child-task", "childId": "child-1", "status": "started"
 VARIANTS: dict[str, tuple[dict[str, Any], list[tuple[dict[str, Any], str, str]]]] = {
     "message.part.updated": (
         {"type": "message.part.updated", "part": PART, "delta": "hello"},
-        [({"type": "message.part.updated", "part": {**PART, "type": "video"}}, "/part", "union_tag_invalid"),
+        [({"type": "message.part.updated", "part": {**PART, "type": "video"}}, "/part/type", "union_tag_invalid"),
          ({"type": "message.part.updated"}, "/part", "missing")],
     ),
     "tool-heartbeat": (
@@ -141,8 +141,8 @@ def test_variant_in_envelope(tag: str) -> None:
 
 
 def test_unknown_variant_refused_by_canonical_schema() -> None:
-    assert refusal(StreamEvent, {"type": "result", "data": {"success": True}}) == [("", "union_tag_invalid")]
-    assert refusal(StreamEvent, {"status": "running"}) == [("", "union_tag_not_found")]
+    assert refusal(StreamEvent, {"type": "result", "data": {"success": True}}) == [("/type", "union_tag_invalid")]
+    assert refusal(StreamEvent, {"status": "running"}) == [("/type", "union_tag_not_found")]
     with pytest.raises(ContractError):
         parse_stream_event({"type": "future.event"})
     with pytest.raises(ContractError):

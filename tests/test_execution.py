@@ -55,7 +55,7 @@ def test_execution_result() -> None:
         "tokenUsage": {"inputTokens": 1, "outputTokens": 2}, "timing": {"startedAt": 1, "completedAt": 2, "durationMs": 1},
     }
     assert AgentExecutionResult.parse_wire(document).to_wire() == document
-    assert ("/outcome", "union_tag_invalid") in refusal(AgentExecutionResult, {**document, "outcome": {"type": "paused"}})
+    assert ("/outcome/type", "union_tag_invalid") in refusal(AgentExecutionResult, {**document, "outcome": {"type": "paused"}})
 
 
 def test_provider_config_secrets_hidden() -> None:

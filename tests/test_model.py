@@ -101,7 +101,7 @@ def test_bytes_and_str_are_validated_as_json() -> None:
         (tree_doc(nodes=[{"kind": "leaf", "someValue": "1"}]), "/nodes/0/someValue", "float_type"),
         (tree_doc(nodes=[{"kind": "branch", "childCount": 1.5}]), "/nodes/0/childCount", "int_type"),
         (tree_doc(nodes=[{"kind": "leaf"}]), "/nodes/0/someValue", "missing"),
-        (tree_doc(nodes=[{"kind": "twig"}]), "/nodes/0", "union_tag_invalid"),
+        (tree_doc(nodes=[{"kind": "twig"}]), "/nodes/0/kind", "union_tag_invalid"),
         (tree_doc(nodes=[{"kind": "leaf", "someValue": 1, "note": None}]), "/nodes/0/note", "null_not_allowed"),
         (tree_doc(labels=None), "/labels", "null_not_allowed"),
         (tree_doc(labels={"a": 1}), "/labels/a", "string_type"),

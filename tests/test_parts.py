@@ -33,7 +33,7 @@ def test_input_part_variants() -> None:
 @pytest.mark.parametrize(
     ("doc", "path", "code"),
     [
-        ({"type": "video"}, "", "union_tag_invalid"),
+        ({"type": "video"}, "/type", "union_tag_invalid"),
         ({"type": "text"}, "/text", "missing"),
         ({"type": "image", "content": "x"}, "/content", "extra_forbidden"),
         ({"type": "file", "media_type": "x"}, "/media_type", "extra_forbidden"),
@@ -66,7 +66,7 @@ def test_runner_part_refuses_unknown_tool_status() -> None:
             {"type": "tool", "id": "p", "sessionID": "s", "messageID": "m", "tool": "t",
              "state": {"status": "paused", "input": {}}}
         )
-    assert caught.value.issues[0].path == "/state"
+    assert caught.value.issues[0].path == "/state/status"
 
 
 def test_backend_message() -> None:

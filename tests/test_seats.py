@@ -191,7 +191,7 @@ def test_first_stage_maps_must_equal_the_top_level_maps() -> None:
 @pytest.mark.parametrize(
     ("account", "path"),
     [
-        ({"kind": "any"}, "/seats/1/account"),
+        ({"kind": "any"}, "/seats/1/account/kind"),
         ({"kind": "seat"}, "/seats/1/account/accountId"),
         ({"kind": "seat", "accountId": ""}, "/seats/1/account/accountId"),
         ({"kind": "seat", "accountId": " team-b"}, "/seats/1/account/accountId"),

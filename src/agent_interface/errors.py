@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
+from pydantic_core.core_schema import ErrorType
 
 __all__ = [
     "CanonicalJsonError",
@@ -104,16 +105,22 @@ def contract_error_from_validation(
     issues: list[ContractIssue] = []
     for error in exc.errors(include_url=False, include_input=False):
         code = str(error["type"])
-        if document is _NO_DOCUMENT:
-            loc = [part for part in error["loc"] if not _is_union_tag(part)]
-        else:
-            loc = _document_path(error["loc"], document, missing=code == "missing")
-        field = error.get("ctx", {}).get("field")
-        if code == "null_not_allowed" and isinstance(field, str):
-            loc.append(field)
-        message = _GENERIC_MESSAGES.get(code, str(error["msg"]))
         ctx = error.get("ctx", {})
-        if code == "union_tag_invalid":
+        raw_loc = list(error["loc"])
+        field = ctx.get("field")
+        if code == "null_not_allowed" and isinstance(field, str):
+            raw_loc.append(field)
+        if document is _NO_DOCUMENT:
+            loc = [part for part in raw_loc if not _is_union_tag(part)]
+        else:
+            loc = _document_path(
+                raw_loc, document, absent_ok=code not in _BUILTIN_CODES, missing=code == "missing"
+            )
+        message = _GENERIC_MESSAGES.get(code, str(error["msg"]))
+        if code in ("union_tag_invalid", "union_tag_not_found"):
+            key = _discriminator_key(ctx.get("discriminator"))
+            if key is not None:
+                loc.append(key)  # zod names the discriminator itself
             message = f"{ctx.get('discriminator')} must be one of {ctx.get('expected_tags')}"
         if code == "value_error" and message.startswith("Value error, "):
             message = message[len("Value error, ") :]
@@ -122,56 +129,76 @@ def contract_error_from_validation(
 
 
 def _document_path(
-    loc: Sequence[str | int], document: object, *, missing: bool
+    loc: Sequence[str | int], document: object, *, absent_ok: bool, missing: bool
 ) -> list[str | int]:
     """Keep the location parts that are real keys of ``document``.
 
-    A part that is both a key and a union tag (a ``"tool"`` part with a ``tool``
-    field) is ambiguous, so both readings are tried and the one that walks deeper wins.
+    pydantic puts union member names and discriminator tags into locations. A part
+    that is both a key and a tag (a ``"tool"`` part beside a ``tool`` field) is
+    ambiguous, so both readings are scored and the one that explains more of the
+    location as real keys wins; ties go to the tag reading.
     """
     parts = list(loc)
 
     def walk(node: Any, index: int) -> tuple[int, list[str | int]]:
-        # Score: 2 for each part that is a real key, 1 for a trailing absent key.
+        # 2 for a key, 1 for a key whose name is also a tag value in its object,
+        # 1 for a trailing absent key that a missing-field or custom rule names.
         if index == len(parts):
             return 0, []
         part = parts[index]
         skipped = walk(node, index + 1)
         if _has_child(node, part):
+            gain = 1 if _is_tag_value(node, part) else 2
             score, rest = walk(node[part], index + 1)
-            if score + 2 > skipped[0]:
-                return score + 2, [part, *rest]
+            if score + gain > skipped[0]:
+                return score + gain, [part, *rest]
         elif (
-            index == len(parts) - 1
+            absent_ok
+            and index == len(parts) - 1
             and isinstance(node, dict)
             and skipped[0] < 1
-            and _names_absent_key(node, part, missing)
+            and (missing or _names_absent_key(node, part))
         ):
-            return 1, [part]  # a rule about an absent key names where it belongs
+            return 1, [part]
         return skipped
 
     return walk(document, 0)[1]
 
 
+# Codes pydantic raises itself: their location always ends at a value that exists,
+# except ``missing``. Custom rule codes may name an absent key, as zod's paths do.
+_BUILTIN_CODES = frozenset(get_args(ErrorType)) - {"missing"}
+
 _MEMBER_PREFIXES = (
     "constrained-", "function-", "lax-or-strict", "json-or-python", "is-instance",
-    "nullable", "default", "literal", "tagged-union", "model-", "union",
+    "tagged-union", "model-",
 )
-_MEMBER_NAMES = frozenset({"str", "int", "float", "bool", "none", "dict", "list", "tuple", "any"})
+_MEMBER_NAMES = frozenset({"str", "int", "float", "bool", "none"})
 
 
-def _names_absent_key(node: dict[Any, Any], part: str | int, missing: bool) -> bool:
-    if missing:
-        return True
+def _is_tag_value(node: object, part: str | int) -> bool:
+    return isinstance(node, dict) and isinstance(part, str) and part in {
+        value for value in node.values() if isinstance(value, str)
+    }
+
+
+def _names_absent_key(node: dict[Any, Any], part: str | int) -> bool:
     if not isinstance(part, str) or not part or _is_union_tag(part):
         return False
-    # Union members are named by type ("str", "Leaf") and tagged members by their tag,
-    # which is the value of the discriminator key in this very object.
+    # Union members are named by type ("str", "Leaf", "constrained-int"); a tagged
+    # member by its tag, which is a value in this very object; surrogate keys arrive
+    # already replaced by U+FFFD.
     if part in _MEMBER_NAMES or part[0].isupper() or "\ufffd" in part:
         return False
     if part.startswith(_MEMBER_PREFIXES):
         return False
-    return part not in {value for value in node.values() if isinstance(value, str)}
+    return not _is_tag_value(node, part)
+
+
+def _discriminator_key(discriminator: object) -> str | None:
+    if isinstance(discriminator, str) and len(discriminator) >= 2 and discriminator[0] == discriminator[-1] == "'":
+        return discriminator[1:-1]
+    return None
 
 
 def _has_child(node: object, part: str | int) -> bool:
