@@ -83,12 +83,21 @@ def test_continuation_and_outcome() -> None:
     assert ("/plan", "missing") in refusal(AgentExecutionOutcome, {"type": "awaiting_plan_decision"})
 
 
-@pytest.mark.parametrize("stamp", ["2026-07-10T00:00:00Z", "2026-07-10T00:00:00.5+02:00", "2024-02-29T23:59:59-11:30"])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "2026-07-10T00:00:00Z",
+        "2026-07-10T00:00:00.5+02:00",
+        "2024-02-29T23:59:59-11:30",
+        "2026-07-10T00:00Z",  # zod 4.4.3 (pinned by the reference) makes seconds optional
+        "2026-07-10T00:00+02:00",
+    ],
+)
 def test_plan_timestamp_accepts_offsets(stamp: str) -> None:
     assert DurablePlan.parse_wire({**PLAN, "submittedAt": stamp}).submitted_at == stamp
 
 
-@pytest.mark.parametrize("stamp", ["2026-07-10", "2026-07-10T00:00Z", "2025-02-29T00:00:00Z", "2026-07-10T00:00:00+24:00", "2026-07-10T00:00:00Z\n"])
+@pytest.mark.parametrize("stamp", ["2026-07-10", "2026-07-10T00Z", "2025-02-29T00:00:00Z", "2026-07-10T00:00:00+24:00", "2026-07-10T00:00:00Z\n"])
 def test_plan_timestamp_refuses_malformed(stamp: str) -> None:
     assert ("/submittedAt", "iso_datetime") in refusal(DurablePlan, {**PLAN, "submittedAt": stamp})
 

@@ -40,6 +40,7 @@ __all__ = [
     "BoundedJsonRecord",
     "BoundedString",
     "IsoDatetime",
+    "OffsetIsoDatetime",
     "Utf16Length",
     "is_bounded_json_material",
     "is_bounded_json_value",
@@ -238,15 +239,22 @@ def wire_digest(value: Any) -> str:
     return canonical_digest(value)
 
 
-# zod 4 ``z.iso.datetime()``: a calendar-valid date, ``T``, hh:mm:ss with optional
-# fraction, and ``Z`` (no offsets, seconds required).
+# ``z.iso.datetime()`` of zod 4.4.3, the version the reference pins: a calendar-valid
+# date, ``T``, hh:mm with optional seconds and fraction, and ``Z`` (no offsets).
 _DATE = (
     r"(?:(?:[0-9]{2}[2468][048]|[0-9]{2}[13579][26]|[0-9]{2}0[48]|[02468][048]00|[13579][26]00)-02-29"
     r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
     r"|(?:02)-(?:0[1-9]|1[0-9]|2[0-8])))"
 )
 _ISO_DATETIME_RE: Final = re.compile(
-    _DATE + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?Z"
+    _DATE + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?Z"
+)
+
+
+_OFFSET_DATETIME_RE: Final = re.compile(
+    _DATE
+    + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
+    + r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 )
 
 
@@ -266,4 +274,20 @@ IsoDatetime = Annotated[
     str, AfterValidator(_check_iso_datetime),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-"""zod ``z.iso.datetime()``: ``YYYY-MM-DDTHH:MM:SS[.fff]Z``."""
+"""zod ``z.iso.datetime()`` (4.4.3): ``YYYY-MM-DDTHH:MM[:SS[.fff]]Z``."""
+
+
+def _check_offset_datetime(value: str) -> str:
+    if _OFFSET_DATETIME_RE.fullmatch(value) is None:
+        raise PydanticCustomError(
+            "iso_datetime",
+            "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
+        )
+    return value
+
+
+OffsetIsoDatetime = Annotated[
+    str, AfterValidator(_check_offset_datetime),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""zod ``z.string().datetime({ offset: true })`` (4.4.3): ``Z`` or a ``+hh:mm`` offset."""

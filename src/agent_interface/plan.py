@@ -8,14 +8,13 @@ as zod's ``.trim()`` outputs them.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Final, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from ._model import WireModel
-from .contract_limits import Utf16Length, js_trim
+from .contract_limits import OffsetIsoDatetime, Utf16Length, js_trim
 from .registry import register_wire_models
 from .usage import PositiveSafeInt, VersionOne
 
@@ -56,28 +55,7 @@ def _trim_non_empty(value: str) -> str:
 TrimmedNonEmptyString = Annotated[str, AfterValidator(_trim_non_empty)]
 """zod ``z.string().trim().min(1)``: stored trimmed, blank refused."""
 
-_DATE = (
-    r"(?:(?:[0-9]{2}[2468][048]|[0-9]{2}[13579][26]|[0-9]{2}0[48]|[02468][048]00|[13579][26]00)-02-29"
-    r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-    r"|(?:02)-(?:0[1-9]|1[0-9]|2[0-8])))"
-)
-_OFFSET_DATETIME_RE: Final = re.compile(
-    _DATE
-    + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-)
-
-
-def _check_offset_datetime(value: str) -> str:
-    if _OFFSET_DATETIME_RE.fullmatch(value) is None:
-        raise PydanticCustomError(
-            "iso_datetime",
-            "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
-        )
-    return value
-
-
-OffsetDatetime = Annotated[str, AfterValidator(_check_offset_datetime)]
-"""zod ``z.string().datetime({ offset: true })``."""
+OffsetDatetime = OffsetIsoDatetime
 
 
 class PlanProviderStateClaudeCode(WireModel):
