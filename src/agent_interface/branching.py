@@ -22,14 +22,13 @@ from .canonical import Sha256Digest, canonical_digest
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     BoundedIdentifier,
+    BoundedJsonRecord,
     wire_digest,
 )
+from .errors import Refinement
 from .portable_context import (
-    BoundedRecord,
     NonEmptyBoundedString,
-    Refinement,
     WireTimestamp,
-    json_value_nodes_problem,
     material_of,
     parse_or_none,
     plain_wire,
@@ -271,7 +270,7 @@ class WorkspaceOperationNotFound(_OperationIdentity):
 class _WorkspaceCheckpointMaterial(WireModel):
     source: AgentExactRunControlRef
     name: BoundedIdentifier | None = None
-    metadata: BoundedRecord | None = None
+    metadata: BoundedJsonRecord | None = None
 
 
 def workspace_checkpoint_request_digest(material: Mapping[str, Any] | WireModel) -> str:
@@ -317,7 +316,7 @@ class WorkspaceCheckpointRef(WireModel):
     idempotency_key: BoundedIdentifier
     request_digest: Sha256Digest
     created_at: WireTimestamp
-    metadata: BoundedRecord | None = None
+    metadata: BoundedJsonRecord | None = None
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
@@ -394,34 +393,12 @@ def workspace_checkpoint_result_matches_request(request: Any, result: Any) -> bo
 # --- fork (``workspace-fork.ts``) -----------------------------------------------------------
 
 
-def _check_placement_nodes(placement: PlacementInfo, issues: Refinement) -> None:
-    # ``PlacementInfo`` comes from ``workspace``, whose ``providerMetadata`` record counts JSON
-    # nodes once; the reference's record bound counts objects and arrays twice.
-    problem = (
-        None if placement.provider_metadata is None else json_value_nodes_problem(placement.provider_metadata)
-    )
-    if problem is not None:
-        issues.add(
-            ("placement", "providerMetadata"),
-            "bounded_json",
-            "value exceeds the contract bounds or is not finite JSON: {problem}",
-            {"problem": problem},
-        )
-
-
 class _WorkspaceForkMaterial(WireModel):
     checkpoint: WorkspaceCheckpointRef
     name: BoundedIdentifier | None = None
-    metadata: BoundedRecord | None = None
+    metadata: BoundedJsonRecord | None = None
     placement: PlacementInfo
     confidential: ConfidentialExecutionRequest | None = None
-
-    @model_validator(mode="after")
-    def _refine_placement(self) -> Self:
-        issues = Refinement(type(self).__name__)
-        _check_placement_nodes(self.placement, issues)
-        issues.check()
-        return self
 
 
 def workspace_fork_request_digest(material: Mapping[str, Any] | WireModel) -> str:
@@ -484,12 +461,11 @@ class ForkedEnvironmentRef(WireModel):
     confidential_requested: bool
     confidential_attestation: ConfidentialAttestation | None = None
     confidential: bool | None = None
-    metadata: BoundedRecord | None = None
+    metadata: BoundedJsonRecord | None = None
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
         issues = Refinement("ForkedEnvironmentRef")
-        _check_placement_nodes(self.placement, issues)
         if self.environment_id == self.source_environment_id:
             issues.add(
                 ("environmentId",),

@@ -244,11 +244,11 @@ def _lone_surrogate_path(value: object) -> list[str | int]:
     while stack:
         node, path = stack.pop()
         if isinstance(node, str):
-            if not _is_well_formed(node):
+            if not is_well_formed_unicode(node):
                 return path
         elif isinstance(node, dict):
             for key, child in node.items():
-                if isinstance(key, str) and not _is_well_formed(key):
+                if isinstance(key, str) and not is_well_formed_unicode(key):
                     return [*path, key]
                 stack.append((child, [*path, key]))
         elif isinstance(node, (list, tuple)):
@@ -256,7 +256,8 @@ def _lone_surrogate_path(value: object) -> list[str | int]:
     return []
 
 
-def _is_well_formed(text: str) -> bool:
+def is_well_formed_unicode(text: str) -> bool:
+    """``isWellFormedUnicode``: ``text`` has no lone surrogate, so it encodes as UTF-8."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -281,7 +282,7 @@ def _canonical_text(value: object) -> str:
 def canonical_json(value: object) -> str:
     """RFC 8785 text of ``value`` (``canonicalCandidateJson``)."""
     text = _canonical_text(value)
-    if not _is_well_formed(text):
+    if not is_well_formed_unicode(text):
         raise _surrogate_error(value)
     return text
 

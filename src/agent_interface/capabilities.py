@@ -29,11 +29,12 @@ from pydantic import Field, model_validator
 
 from ._model import WireList, WireModel
 from .contract_limits import CONTRACT_MAX_ARRAY_LENGTH
+from .errors import Refinement
 from .interactions import InteractionCapabilities
 from .profile_capabilities import AgentProfileCapabilities
 from .provider_config import BackendCapabilities, ProviderCapabilities
 from .registry import register_wire_models
-from .workspace import WorkspaceCwdBase, _Issues
+from .workspace import WorkspaceCwdBase
 
 __all__ = [
     "AgentEnvironmentCapabilities",
@@ -173,7 +174,7 @@ class AgentEnvironmentCapabilities(WireModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> AgentEnvironmentCapabilities:
-        issues = _Issues("AgentEnvironmentCapabilities")
+        issues = Refinement("AgentEnvironmentCapabilities")
         retained = self.retained_control
         if retained is not None and not (
             retained.exact_run_identity

@@ -19,8 +19,9 @@ from pydantic_core import PydanticCustomError
 
 from ._model import WireInt, WireList, WireModel, thaw
 from .canonical import MAX_SAFE_INTEGER, Sha256Digest, canonical_digest
-from .contract_limits import IsoDatetime, Utf16Length, js_trim
-from .portable_context import Refinement, epoch_ms, plain_wire
+from .contract_limits import IsoDatetime, Utf16Length, is_safe_relative_path, js_trim, utf8_bytes
+from .errors import Refinement
+from .portable_context import epoch_ms, plain_wire
 from .registry import register_wire_models
 
 __all__ = [
@@ -48,13 +49,6 @@ MAX_CERTIFIED_CONTEXT_BYTES: Final = 16_777_216
 MAX_CERTIFIED_CONTEXT_LIFETIME_MS: Final = 900_000
 _MAX_REVISION: Final = 9_223_372_036_854_775_807
 _REVISION_RE: Final = re.compile(r"0|[1-9][0-9]{0,18}")
-_CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
-_DRIVE_RE: Final = re.compile(r"[A-Za-z]:")
-_RESERVED_ROOTS: Final = frozenset({".git", ".sidecar"})
-
-
-def _utf8_size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _not_blank(value: str) -> str:
@@ -63,41 +57,15 @@ def _not_blank(value: str) -> str:
     return value
 
 
-def _is_well_formed(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _is_safe_relative_path(value: str) -> bool:
-    """``isSafeRelativePath(value, false)``: a canonical POSIX path inside the workspace."""
-    if (
-        not value
-        or _CONTROL_RE.search(value)
-        or not _is_well_formed(value)
-        or value.startswith(("/", "\\"))
-        or "\\" in value
-        or _DRIVE_RE.match(value)
-        or value == "."
-    ):
-        return False
-    parts = value.split("/")
-    return all(part not in ("", ".", "..") for part in parts) and not any(
-        part in _RESERVED_ROOTS for part in parts
-    )
-
-
 def _relative_path(value: str) -> str:
-    if not _is_safe_relative_path(value):
+    if not is_safe_relative_path(value, False):
         raise PydanticCustomError("unsafe_relative_path", "value must be a canonical relative path")
     return value
 
 
 def _bytes_at_most(limit: int) -> Any:
     def check(value: str) -> str:
-        if _utf8_size(value) > limit:
+        if utf8_bytes(value) > limit:
             raise PydanticCustomError(
                 "content_too_large", "content exceeds {limit} UTF-8 bytes", {"limit": limit}
             )
@@ -224,7 +192,7 @@ class CertifiedContext(WireModel):
             issues.add(("expiresAt",), "lifetime_too_long", "certified context cannot live longer than 15 minutes")
         wire = self.to_wire()
         serialized = json.dumps(thaw(wire), ensure_ascii=False, separators=(",", ":"))
-        if _utf8_size(serialized) > MAX_CERTIFIED_CONTEXT_BYTES:
+        if utf8_bytes(serialized) > MAX_CERTIFIED_CONTEXT_BYTES:
             issues.add(
                 (),
                 "too_big",
@@ -244,7 +212,7 @@ class CertifiedContext(WireModel):
                     issues.add(("entries", index, "delivery", "path"), "duplicate_file_path", "duplicate file path")
                 paths.add(delivery.path)
             else:
-                inline_bytes += _utf8_size(delivery.content)
+                inline_bytes += utf8_bytes(delivery.content)
             if epoch_ms(entry.provenance.promoted_at) > generated:
                 issues.add(
                     ("entries", index, "provenance", "promotedAt"),

@@ -20,9 +20,10 @@ from typing import Any, Final, Literal, Self
 from pydantic import model_validator
 
 from ._model import WireModel
-from .contract_limits import BoundedIdentifier, BoundedJsonRecord, BoundedString
+from .contract_limits import BoundedIdentifier, BoundedJsonRecord, BoundedString, NonNegativeNumber
+from .errors import Refinement
 from .registry import register_wire_models
-from .usage import NonNegativeNumber, Refinement, TokenUsage
+from .usage import TokenUsage
 
 __all__ = [
     "TERMINAL_CHILD_TASK_STATUSES",

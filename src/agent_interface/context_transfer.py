@@ -19,13 +19,13 @@ from pydantic import Field, model_validator
 from ._model import WireModel
 from .canonical import Sha256Digest
 from .contract_limits import BoundedIdentifier
+from .errors import Refinement
 from .portable_context import (
     IdentifierList,
     NonEmptyBoundedString,
     PortableContextDestination,
     PortableContextPlan,
     PortableContextSourceBoundary,
-    Refinement,
     WireTimestamp,
     epoch_ms,
     material_of,

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Final
 from pydantic import (
     AfterValidator,
     BeforeValidator,
+    Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainSerializer,
@@ -22,8 +23,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from ._model import FrozenDict, free_json_validator, thaw
-from .canonical import canonical_digest
+from ._model import deep_freeze, free_json_validator, thaw
+from .canonical import MAX_SAFE_INTEGER, canonical_digest, is_well_formed_unicode
 from .errors import ContractError
 
 __all__ = [
@@ -39,8 +40,13 @@ __all__ = [
     "BoundedJson",
     "BoundedJsonRecord",
     "BoundedString",
+    "FiniteNumber",
     "IsoDatetime",
+    "NonNegativeNumber",
+    "NonNegativeSafeInt",
     "OffsetIsoDatetime",
+    "PositiveSafeInt",
+    "SafeInt",
     "Utf16Length",
     "is_bounded_json_material",
     "is_bounded_json_value",
@@ -70,6 +76,11 @@ def utf16_length(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def utf8_bytes(text: str) -> int:
+    """UTF-8 length, counting a lone surrogate as the 3 bytes of U+FFFD like TextEncoder."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def js_trim(text: str) -> str:
@@ -117,6 +128,46 @@ class Utf16Length:
         if self.min:
             result["minLength"] = self.min
         return result
+
+
+def integral_float_to_int(value: Any) -> Any:
+    """Read an integral float as an int, as zod's ``.int()`` does (JSON ``5.0`` is 5).
+
+    Any integral float is converted; the safe-integer bounds of the types below then
+    refuse a large one with ``less_than_equal``. (``_model.WireInt`` instead leaves
+    floats beyond 2**53 as floats, so they are refused with ``int_type``.)
+    """
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+SafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
+
+NonNegativeSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int().nonnegative()``; ``-1`` is refused with ``greater_than_equal``."""
+
+PositiveSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int().positive()``; ``0`` is refused with ``greater_than_equal``."""
+
+GreaterThanZeroSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(gt=0, le=MAX_SAFE_INTEGER)
+]
+"""The same values as :data:`PositiveSafeInt`, but ``0`` is refused with ``greater_than``
+(the refusal code the workspace, exact-process, MCP and provider models report)."""
+
+FiniteNumber = int | float
+"""zod ``z.number()`` (finite): an int keeps its int form, NaN/inf are refused."""
+
+NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0)]
+"""zod ``z.number().finite().nonnegative()``."""
 
 
 BoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGTH)]
@@ -199,21 +250,13 @@ def _check_bounded(value: Any) -> Any:
             "bounded_json", "value exceeds the contract bounds or is not finite JSON: {problem}",
             {"problem": problem},
         )
-    return _freeze(value)
+    return deep_freeze(value)
 
 
 def _check_bounded_record(value: Any) -> Any:
     if not isinstance(value, dict):
         raise PydanticCustomError("json_object", "value must be a JSON object")
     return _check_bounded(value)
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return FrozenDict({key: _freeze(item) for key, item in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(item) for item in value)
-    return value
 
 
 BoundedJson = Annotated[
@@ -237,6 +280,38 @@ def wire_digest(value: Any) -> str:
     if size > CONTRACT_MAX_JSON_BYTES:
         raise ContractError.single("", "json_bytes", "serialized contract material exceeds its byte bound")
     return canonical_digest(value)
+
+
+CONTROL_CHARACTER_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
+"""A C0 control character or DEL, refused in paths and public text."""
+DRIVE_PREFIX_RE: Final = re.compile(r"[A-Za-z]:")
+"""A Windows drive prefix (``C:``), matched at the start of a path."""
+_RESERVED_ROOTS: Final = frozenset({".git", ".sidecar"})
+
+
+def is_safe_relative_path(value: str, allow_dot: bool) -> bool:
+    """``isSafeRelativePath``: a canonical POSIX path inside a workspace.
+
+    Refused: empty, control characters, lone surrogates, a leading ``/`` or ``\\``,
+    any backslash, a drive letter, an empty, ``.`` or ``..`` segment, and a ``.git`` or
+    ``.sidecar`` segment. ``.`` alone is accepted only with ``allow_dot``.
+    (Workspace cwd paths follow other rules: ``workspace.repository_path_issue``.)
+    """
+    if (
+        not value
+        or CONTROL_CHARACTER_RE.search(value)
+        or not is_well_formed_unicode(value)
+        or value.startswith(("/", "\\"))
+        or "\\" in value
+        or DRIVE_PREFIX_RE.match(value)
+    ):
+        return False
+    if value == ".":
+        return allow_dot
+    parts = value.split("/")
+    return all(part not in ("", ".", "..") for part in parts) and not any(
+        part in _RESERVED_ROOTS for part in parts
+    )
 
 
 # ``z.iso.datetime()`` of zod 4.4.3, the version the reference pins: a calendar-valid

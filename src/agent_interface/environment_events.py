@@ -27,21 +27,14 @@ from .contract_limits import (
     BoundedJson,
     BoundedJsonRecord,
     IsoDatetime,
+    NonNegativeNumber,
+    PositiveSafeInt,
     Utf16Length,
 )
-from .errors import ContractError
+from .errors import ContractError, Refinement
 from .events import NativeSessionObservedEvent, RuntimeEventEnvelope, StreamEvent
 from .registry import register_wire_models
-from .usage import (
-    NonNegativeNumber,
-    NullWhenSent,
-    PositiveSafeInt,
-    Refinement,
-    TokenUsage,
-    TurnUsageTotal,
-    UsageModeLiteral,
-    aggregate_turn_usage,
-)
+from .usage import NullWhenSent, TokenUsage, TurnUsageTotal, UsageModeLiteral, aggregate_turn_usage
 
 __all__ = [
     "AccountUsage",

@@ -32,10 +32,10 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import BeforeValidator, Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag
 
 from ._model import FrozenDict, JsonValue, WireList, WireMap, WireModel, thaw, wire_adapter
-from .canonical import canonical_digest
+from .canonical import MAX_SAFE_INTEGER, canonical_digest
 from .capabilities import (
     AgentEnvironmentCapabilities,
     WorkspaceCapabilities,
@@ -47,6 +47,7 @@ from .contract_limits import (
     BoundedIdentifier,
     BoundedJsonRecord,
     BoundedString,
+    GreaterThanZeroSafeInt,
 )
 from .environment_events import AgentEnvironmentEvent, AgentEnvironmentStatus
 from .errors import ContractError, ContractIssue
@@ -102,8 +103,6 @@ __all__ = [
     "turn_profile_refusals",
 ]
 
-_MAX_SAFE: Final = 2**53 - 1
-
 AGENT_ENVIRONMENT_CREATE_DIGEST_KIND: Final = "agent-environment-create.v1"
 
 AgentEnvironmentCreation = Literal["created", "replayed"]
@@ -112,15 +111,6 @@ AgentEnvironmentCreation = Literal["created", "replayed"]
 Absent when the provider cannot prove either; a consumer never destroys an
 environment whose creation it cannot prove, because another caller can hold it.
 """
-
-
-def _integral(value: Any) -> Any:
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-_PositiveSafeInt = Annotated[int, BeforeValidator(_integral), Field(gt=0, le=_MAX_SAFE)]
 
 
 # ---------------------------------------------------------------------------
@@ -178,7 +168,7 @@ class AgentTurnInput(WireModel):
     parts: Annotated[WireList[InputPart], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)] | None = None
     session_id: BoundedIdentifier | None = None
     model: BoundedIdentifier | None = None
-    timeout_ms: _PositiveSafeInt | None = None
+    timeout_ms: GreaterThanZeroSafeInt | None = None
     execution_id: BoundedIdentifier | None = None
     last_event_id: BoundedIdentifier | None = None
     turn_id: BoundedIdentifier | None = None
@@ -532,7 +522,7 @@ def exec_result_from_unknown(value: Any, source: str) -> ExecResult:
         if not exit_code.is_integer():
             raise ContractError.single("/exitCode", "exec_exit_status_integer", f"{source} returned a fractional exit status")
         exit_code = int(exit_code)
-    if not -_MAX_SAFE <= exit_code <= _MAX_SAFE:
+    if not -MAX_SAFE_INTEGER <= exit_code <= MAX_SAFE_INTEGER:
         raise ContractError.single(
             "/exitCode", "exec_exit_status_integer", f"{source} returned an exit status beyond the safe integer range"
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_core.core_schema import ErrorType
 
 __all__ = [
@@ -23,6 +24,42 @@ __all__ = [
     "contract_error_from_validation",
     "json_pointer",
 ]
+
+
+class Refinement:
+    """Collects refinement issues (zod ``superRefine``) and raises them together.
+
+    Raised from a ``model_validator(mode="after")``; pydantic prefixes the location of
+    the enclosing document, so a nested refusal keeps its full JSON Pointer.
+    """
+
+    __slots__ = ("_errors", "title")
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self._errors: list[InitErrorDetails] = []
+
+    def add(
+        self,
+        path: tuple[str | int, ...],
+        code: str,
+        message: str,
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        """Record one issue at ``path``; ``message`` may name ``{keys}`` of ``context``."""
+        self._errors.append(
+            InitErrorDetails(
+                type=PydanticCustomError(code, message, context), loc=path, input=None
+            )
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self._errors)
+
+    def check(self) -> None:
+        """Raise a ``ValidationError`` holding every recorded issue, if there is one."""
+        if self._errors:
+            raise ValidationError.from_exception_data(self.title, self._errors)
 
 
 def _escape_token(token: str | int) -> str:

@@ -30,7 +30,10 @@ from .contract_limits import (
     BoundedIdentifier,
     BoundedJson,
     BoundedString,
+    FiniteNumber,
     IsoDatetime,
+    NonNegativeNumber,
+    NonNegativeSafeInt,
     Utf16Length,
 )
 from .errors import ContractError
@@ -38,7 +41,6 @@ from .interactions import InteractionRequest
 from .parts import Part
 from .plan import DurablePlan
 from .registry import register_wire_models
-from .usage import FiniteNumber, NonNegativeNumber, NonNegativeSafeInt
 
 __all__ = [
     "STREAM_EVENT_TYPES",

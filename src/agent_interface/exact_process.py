@@ -32,13 +32,17 @@ from ._model import WireList, WireMap, WireModel, thaw
 from .canonical import canonical_digest
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
+    CONTROL_CHARACTER_RE,
     BoundedIdentifier,
     BoundedJsonRecord,
+    GreaterThanZeroSafeInt,
+    NonNegativeSafeInt,
+    SafeInt,
     Utf16Length,
+    integral_float_to_int,
 )
-from .errors import ContractError
+from .errors import ContractError, Refinement
 from .registry import register_wire_models
-from .workspace import _integral, _Issues, _NonNegativeSafeInt, _PositiveSafeInt, _SafeInt
 
 __all__ = [
     "EXACT_PROCESS_MAX_READ_BYTES",
@@ -76,7 +80,6 @@ EXACT_PROCESS_SHELL_NAMES: Final = frozenset(
 """Executable basenames refused as a process: a shell would re-parse the argv."""
 
 _LAUNCHERS: Final = frozenset({"env", "busybox"})
-_CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f]")
 _ENV_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIGEST_PINNED_RE: Final = re.compile(r"[^\s@]+@sha256:[a-f0-9]{64}")
 _DOMAIN_RE: Final = re.compile(
@@ -85,11 +88,10 @@ _DOMAIN_RE: Final = re.compile(
     re.ASCII,
 )
 _IPV4_RE: Final = re.compile(r"[0-9.]+")
-_MAX_SAFE: Final = 2**53 - 1
 
 AgentExactProcessEgressMode = Literal["blocked", "strict"]
 
-PositiveInt = _PositiveSafeInt
+PositiveInt = GreaterThanZeroSafeInt
 
 
 def is_shell_executable(executable: str, args: tuple[str, ...] | list[str] = ()) -> bool:
@@ -148,7 +150,7 @@ class AgentExactProcessResources(WireModel):
 
 class _ExitTermination(WireModel):
     kind: Literal["exit"] = "exit"
-    exit_code: _SafeInt
+    exit_code: SafeInt
 
 
 class _TimeoutTermination(WireModel):
@@ -156,9 +158,13 @@ class _TimeoutTermination(WireModel):
     timeout_ms: PositiveInt
 
 
+_SignalName = Annotated[str, Field(pattern=r"^SIG[A-Z0-9]+$")]
+"""A POSIX signal name such as ``SIGTERM``."""
+
+
 class _SignalTermination(WireModel):
     kind: Literal["signal"] = "signal"
-    signal: Annotated[str, Field(pattern=r"^SIG[A-Z0-9]+$")]
+    signal: _SignalName
 
 
 class _CancelledTermination(WireModel):
@@ -175,15 +181,15 @@ AgentExactProcessTermination = Annotated[
 class AgentExactProcessStatus(WireModel):
     """Running or terminal state; a terminal state always names its reason."""
 
-    pid: _NonNegativeSafeInt
+    pid: NonNegativeSafeInt
     running: bool
-    exit_code: _SafeInt
-    exit_signal: Annotated[str, Field(pattern=r"^SIG[A-Z0-9]+$")] | None = None
+    exit_code: SafeInt
+    exit_signal: _SignalName | None = None
     termination: AgentExactProcessTermination | None = None
 
     @model_validator(mode="after")
     def _state(self) -> AgentExactProcessStatus:
-        issues = _Issues("AgentExactProcessStatus")
+        issues = Refinement("AgentExactProcessStatus")
         if self.running:
             if self.exit_code != -1:
                 issues.add(("exitCode",), "exact_process_running_exit", "a running process reports exitCode -1")
@@ -208,7 +214,7 @@ _AbsolutePath = Annotated[str, Utf16Length(max=4_096, min=1)]
 
 
 def _check_absolute(path: str) -> str:
-    if not path.startswith("/") or _CONTROL_RE.search(path):
+    if not path.startswith("/") or CONTROL_CHARACTER_RE.search(path):
         raise PydanticCustomError(
             "exact_process_path", "path must be absolute and free of control characters"
         )
@@ -225,13 +231,13 @@ class AgentExactProcessLaunch(WireModel):
     cwd: _AbsolutePath
     env: WireMap[_ProcessString] = Field(repr=False)
     stdin: _ProcessString | None = Field(default=None, repr=False)
-    timeout_ms: _NonNegativeSafeInt
+    timeout_ms: NonNegativeSafeInt
 
     @model_validator(mode="after")
     def _launch(self) -> AgentExactProcessLaunch:
-        issues = _Issues("AgentExactProcessLaunch")
+        issues = Refinement("AgentExactProcessLaunch")
         exe = self.executable
-        if _CONTROL_RE.search(exe) or any(c.isspace() for c in exe) or "\\" in exe:
+        if CONTROL_CHARACTER_RE.search(exe) or any(c.isspace() for c in exe) or "\\" in exe:
             issues.add(("executable",), "exact_process_executable", "executable cannot contain whitespace, control characters or backslashes")
         elif not exe.startswith("/") and "PATH" not in self.env:
             issues.add(("executable",), "exact_process_executable_path", "executable must be absolute unless env supplies an explicit PATH")
@@ -259,7 +265,7 @@ class AgentExactProcessReadFileRequest(WireModel):
     """Exact-byte read that fails before loading a file larger than ``maxBytes``."""
 
     path: _AbsolutePath
-    max_bytes: Annotated[int, BeforeValidator(_integral)]
+    max_bytes: Annotated[int, BeforeValidator(integral_float_to_int)]
 
     @field_validator("path")
     @classmethod
@@ -282,7 +288,7 @@ class AgentExactProcessWriteFileRequest(WireModel):
     """Exact bytes to an absolute path with a POSIX mode from 0 through 0o7777."""
 
     path: _AbsolutePath
-    mode: Annotated[int, BeforeValidator(_integral), Field(ge=0, le=0o7777)]
+    mode: Annotated[int, BeforeValidator(integral_float_to_int), Field(ge=0, le=0o7777)]
 
     @field_validator("path")
     @classmethod

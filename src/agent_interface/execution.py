@@ -12,12 +12,13 @@ from __future__ import annotations
 from pydantic import Field
 
 from ._model import JsonObject, JsonValue, WireList, WireMap, WireModel
+from .contract_limits import FiniteNumber
 from .interactions import InteractionExecutionBinding, RequestedInteractions
 from .parts import InputPart
 from .plan import AgentExecutionOutcome, PlanContinuation
 from .provider_config import ProviderModelConfig
 from .registry import register_wire_models
-from .usage import FiniteNumber, TokenUsage
+from .usage import TokenUsage
 
 __all__ = [
     "AgentExecutionInput",

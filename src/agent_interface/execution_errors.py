@@ -19,10 +19,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ._model import WireModel
-from .contract_limits import BoundedString
+from .contract_limits import BoundedString, NonNegativeSafeInt
 from .errors import ContractError
 from .registry import register_wire_models
-from .workspace import _NonNegativeSafeInt
 
 __all__ = [
     "AgentExecutionError",
@@ -34,8 +33,7 @@ __all__ = [
     "publish_failed_execution",
 ]
 
-_MAX_SAFE = 2**53 - 1
-_Count = _NonNegativeSafeInt
+_Count = NonNegativeSafeInt
 _Number = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 

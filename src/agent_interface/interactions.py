@@ -32,13 +32,15 @@ from .contract_limits import (
     BoundedIdentifier,
     BoundedJson,
     BoundedString,
+    FiniteNumber,
+    PositiveSafeInt,
     Utf16Length,
     js_trim,
     utf16_length,
 )
-from .errors import ContractError, ContractIssue, json_pointer
+from .errors import ContractError, ContractIssue, Refinement, json_pointer
 from .registry import register_wire_models
-from .usage import FiniteNumber, NullWhenSent, PositiveSafeInt, Refinement
+from .usage import NullWhenSent
 
 __all__ = [
     "PERMISSION_FEEDBACK_FIELD",

@@ -17,10 +17,11 @@ from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     BoundedIdentifier,
     BoundedString,
+    GreaterThanZeroSafeInt,
+    NonNegativeSafeInt,
     Utf16Length,
 )
 from .registry import register_wire_models
-from .workspace import _NonNegativeSafeInt, _PositiveSafeInt
 
 __all__ = [
     "BackendArtifact",
@@ -84,7 +85,7 @@ class McpStatusResponse(WireModel):
 
 
 class BackendListOptions(WireModel):
-    limit: _PositiveSafeInt | None = None
+    limit: GreaterThanZeroSafeInt | None = None
     cursor: BoundedString | None = None
 
 
@@ -97,7 +98,7 @@ class BackendListResult(WireModel, Generic[T]):
 
 class BackendArtifact(WireModel):
     path: BoundedString
-    size_bytes: _NonNegativeSafeInt | None = None
+    size_bytes: NonNegativeSafeInt | None = None
     updated_at: BoundedString | None = None
 
 

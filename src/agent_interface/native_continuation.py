@@ -36,18 +36,17 @@ from .canonical import Sha256Digest
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     BoundedIdentifier,
+    BoundedJsonRecord,
     BoundedString,
+    integral_float_to_int,
 )
-from .errors import ContractError
+from .errors import ContractError, Refinement
 from .parts import InputPart
 from .portable_context import (
-    BoundedRecord,
     IdentifierList,
     NonEmptyBoundedString,
-    Refinement,
     WireTimestamp,
     epoch_ms,
-    integral_float_to_int,
     material_of,
     parse_or_none,
     plain_wire,
@@ -149,8 +148,8 @@ class NativeContextContinuationTurn(WireModel):
     prompt: BoundedString | None = None
     parts: Annotated[WireList[InputPart], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)] | None = None
     model: BoundedIdentifier | None = None
-    context: BoundedRecord | None = None
-    provider_options: BoundedRecord | None = None
+    context: BoundedJsonRecord | None = None
+    provider_options: BoundedJsonRecord | None = None
 
 
 def native_context_continuation_turn_digest(turn: Mapping[str, Any] | WireModel) -> str:

@@ -14,9 +14,9 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from ._model import WireModel
-from .contract_limits import OffsetIsoDatetime, Utf16Length, js_trim
+from .contract_limits import OffsetIsoDatetime, PositiveSafeInt, Utf16Length, js_trim
 from .registry import register_wire_models
-from .usage import PositiveSafeInt, VersionOne
+from .usage import VersionOne
 
 __all__ = [
     "AgentExecutionOutcome",

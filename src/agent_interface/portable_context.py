@@ -14,22 +14,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Final, Literal, Self, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+from pydantic import Field, model_validator
 
 from ._model import WireList, WireModel, thaw, wire_adapter
-from .canonical import MAX_SAFE_INTEGER, Sha256Digest, canonical_bytes
+from .canonical import Sha256Digest, canonical_bytes
 from .contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     CONTRACT_MAX_JSON_NODES,
     CONTRACT_MAX_STRING_LENGTH,
     BoundedIdentifier,
-    BoundedJsonRecord,
     IsoDatetime,
+    NonNegativeSafeInt,
+    PositiveSafeInt,
     Utf16Length,
+    is_bounded_json_value,
     wire_digest,
 )
-from .errors import ContractError
+from .errors import ContractError, Refinement
 from .parts import BackendMessage, InputPart
 from .registry import register_wire_models
 
@@ -56,23 +57,6 @@ __all__ = [
 # --- small shared helpers (used by the other durable-operation modules too) -------------
 
 
-def integral_float_to_int(value: Any) -> Any:
-    # JavaScript has one number type: 3.0 is an integer to zod's ``.int()``.
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-NonNegativeSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
-]
-"""zod ``z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)``."""
-
-PositiveSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
-]
-"""zod ``z.number().int().positive().max(Number.MAX_SAFE_INTEGER)``."""
-
 WireTimestamp = Annotated[IsoDatetime, Utf16Length(max=64)]
 """zod ``z.iso.datetime().max(64)``."""
 
@@ -82,79 +66,17 @@ NonEmptyBoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGT
 IdentifierList = Annotated[WireList[BoundedIdentifier], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]
 
 
-def json_value_nodes_problem(value: Any) -> str | None:
-    """The node bound of ``isBoundedJsonValue``, which counts every object and array twice
-    (on entering and on leaving it), unlike the digest-material bound that counts once."""
-    nodes = 0
-    pending: list[Any] = [value]
-    while pending:
-        current = pending.pop()
-        nodes += 1
-        if isinstance(current, Mapping):
-            nodes += 1
-            pending.extend(current.values())
-        elif isinstance(current, (list, tuple)):
-            nodes += 1
-            pending.extend(current)
-        if nodes > CONTRACT_MAX_JSON_NODES:
-            return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
-    return None
-
-
-def _check_value_nodes(value: Any) -> Any:
-    problem = json_value_nodes_problem(value)
-    if problem is not None:
-        raise PydanticCustomError(
-            "bounded_json",
-            "value exceeds the contract bounds or is not finite JSON: {problem}",
-            {"problem": problem},
-        )
-    return value
-
-
-BoundedRecord = Annotated[BoundedJsonRecord, AfterValidator(_check_value_nodes)]
-"""``boundedJsonRecordSchema`` with its exact node bound (objects and arrays count twice)."""
-
-
 def portable_wire_digest(value: Any) -> str:
     """``wireDigest`` of the portable-context modules: the digest-material bounds, the byte
     bound, and then the bounds of ``isBoundedJsonValue`` on the normalized material."""
     digest = wire_digest(value)
-    problem = json_value_nodes_problem(plain_wire(value))
-    if problem is not None:
-        raise ContractError.single("", "bounded_json", f"value exceeds the contract bounds: {problem}")
-    return digest
-
-
-class Refinement:
-    """Collects refinement issues and raises them together, each at its own path.
-
-    Raised from a ``model_validator(mode="after")``; pydantic prefixes the location of
-    the enclosing document, so nested refusals keep their full JSON Pointer.
-    """
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self._errors: list[InitErrorDetails] = []
-
-    def add(
-        self,
-        path: tuple[str | int, ...],
-        code: str,
-        message: str,
-        context: dict[str, Any] | None = None,
-    ) -> None:
-        self._errors.append(
-            InitErrorDetails(
-                type=PydanticCustomError(code, message, context),
-                loc=path,
-                input=None,
-            )
+    # ``wire_digest`` passed every other bound; only the double node count can fail here.
+    if not is_bounded_json_value(plain_wire(value)):
+        raise ContractError.single(
+            "", "bounded_json",
+            f"value exceeds the contract bounds: more than {CONTRACT_MAX_JSON_NODES} JSON nodes",
         )
-
-    def check(self) -> None:
-        if self._errors:
-            raise ValidationError.from_exception_data(self.title, self._errors)
+    return digest
 
 
 def same_wire(left: Any, right: Any) -> bool:

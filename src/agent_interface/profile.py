@@ -34,8 +34,15 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ._model import JsonObject, WireList, WireMap, WireModel, thaw
-from .canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json
-from .contract_limits import JS_WHITESPACE, BoundedIdentifier, Utf16Length, js_trim
+from .canonical import MAX_SAFE_INTEGER, canonical_digest, canonical_json, is_well_formed_unicode
+from .contract_limits import (
+    CONTROL_CHARACTER_RE,
+    JS_WHITESPACE,
+    BoundedIdentifier,
+    Utf16Length,
+    is_safe_relative_path,
+    js_trim,
+)
 from .errors import CanonicalJsonError, ContractIssue, json_pointer
 from .harness import (
     REASONING_EFFORTS,
@@ -115,7 +122,6 @@ def _refuse(title: str, issues: list[tuple[Loc, str, str]]) -> NoReturn:
 
 # -- text rules shared with the candidate schemas (agent-candidate-schema-common.ts) ---------
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _JS_SPACE = "[" + re.escape(JS_WHITESPACE) + "]"
 _JS_NON_SPACE = "[^" + re.escape(JS_WHITESPACE) + "]"
 _SECRET_NAME = re.compile(
@@ -132,17 +138,7 @@ _SECRET_VALUE = re.compile(
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _EXECUTABLE = re.compile(r"[A-Za-z0-9._+/-]+")
-_DRIVE = re.compile(r"[A-Za-z]:")
-_RESERVED_ROOTS: Final = frozenset({".git", ".sidecar"})
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "fish", "cmd", "cmd.exe", "powershell", "pwsh"})
-
-
-def _well_formed(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def is_credential_bearing_profile_config_name(name: str) -> bool:
@@ -163,24 +159,6 @@ def looks_like_credential(value: str) -> bool:
     if url.username or url.password:
         return True
     return any(_SECRET_NAME.search(name) for name in url.query_names())
-
-
-def _is_safe_relative_path(value: str, allow_dot: bool) -> bool:
-    if (
-        value == ""
-        or _CONTROL.search(value)
-        or not _well_formed(value)
-        or value.startswith(("/", "\\"))
-        or "\\" in value
-        or _DRIVE.match(value)
-    ):
-        return False
-    if value == ".":
-        return allow_dot
-    parts = value.split("/")
-    return all(part not in ("", ".", "..") for part in parts) and not any(
-        part in _RESERVED_ROOTS for part in parts
-    )
 
 
 def _is_safe_executable(value: str) -> bool:
@@ -717,7 +695,7 @@ class AgentProfileModelHints(WireModel):
 
 
 def _check_public_config(value: str) -> str:
-    if not _well_formed(value) or _CONTROL.search(value) or looks_like_credential(value):
+    if not is_well_formed_unicode(value) or CONTROL_CHARACTER_RE.search(value) or looks_like_credential(value):
         raise PydanticCustomError(
             "credential_like_public_config",
             "public profile config cannot carry credential-like material",
@@ -728,8 +706,8 @@ def _check_public_config(value: str) -> str:
 def _check_secret_key(value: str) -> str:
     if (
         js_trim(value) == ""
-        or not _well_formed(value)
-        or _CONTROL.search(value)
+        or not is_well_formed_unicode(value)
+        or CONTROL_CHARACTER_RE.search(value)
         or looks_like_credential(value)
     ):
         raise PydanticCustomError(
@@ -865,7 +843,7 @@ def _check_command(value: str) -> str:
 
 
 def _check_cwd(value: str) -> str:
-    if not _is_safe_relative_path(value, True):
+    if not is_safe_relative_path(value, True):
         raise PydanticCustomError(
             "unsafe_relative_path", "local MCP cwd must be a canonical workspace-relative path"
         )
@@ -989,7 +967,7 @@ def _ill_formed_keys(
     inner = ancestors | {id(value)}
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and not _well_formed(key):
+            if isinstance(key, str) and not is_well_formed_unicode(key):
                 yield (*path, key)
             yield from _ill_formed_keys(item, (*path, key), inner)
     elif isinstance(value, (list, tuple)):
@@ -1240,7 +1218,7 @@ def coerce_agent_profile(value: AgentProfile | Mapping[str, Any] | str | bytes) 
 
 def _find_ill_formed(value: Any, path: list[str | int]) -> list[str | int] | None:
     if isinstance(value, str):
-        return None if _well_formed(value) else path
+        return None if is_well_formed_unicode(value) else path
     if isinstance(value, Mapping):
         for key, item in value.items():
             found = _find_ill_formed(item, [*path, key])

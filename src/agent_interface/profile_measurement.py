@@ -24,6 +24,7 @@ from pydantic import Field
 
 from ._model import WireList, WireModel
 from .canonical import Sha256Digest, canonical_bytes, canonical_digest
+from .contract_limits import utf8_bytes
 from .errors import json_pointer
 from .profile import (
     AgentProfile,
@@ -112,11 +113,6 @@ def logical_lines(text: str) -> int:
         return 0
     breaks = len(_LINE_BREAK.findall(text))
     return breaks + (0 if text[-1] in "\r\n" else 1)
-
-
-def utf8_bytes(text: str) -> int:
-    """UTF-8 length, counting a lone surrogate as the 3 bytes of U+FFFD like TextEncoder."""
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _text(path: str, text: str) -> AgentProfileTextMeasurement:

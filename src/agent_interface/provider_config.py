@@ -15,8 +15,8 @@ from typing import Final, Literal
 from pydantic import Field
 
 from ._model import JsonObject, WireList, WireModel
+from .contract_limits import FiniteNumber
 from .registry import register_wire_models
-from .usage import FiniteNumber
 
 __all__ = [
     "TANGLE_ROUTER_DEFAULT_MODEL",

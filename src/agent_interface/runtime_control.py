@@ -10,7 +10,7 @@ it repeats the exact operation, digest and run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self, TypeVar
 
 from pydantic import model_validator
 
@@ -21,9 +21,8 @@ from .contract_limits import (
     BoundedJsonRecord,
     Utf16Length,
 )
-from .errors import ContractError, ContractIssue
+from .errors import ContractError, ContractIssue, Refinement
 from .registry import register_wire_models
-from .usage import Refinement
 
 __all__ = [
     "RETAINED_CONTROL_REQUIREMENTS",
@@ -101,6 +100,24 @@ def _require_object(material: Any) -> Mapping[str, Any]:
     return material
 
 
+_Material = TypeVar("_Material", bound=WireModel)
+
+
+def _parse_material(model: type[_Material], material: _Material | Mapping[str, Any]) -> _Material:
+    if isinstance(material, model):
+        return material
+    return model.parse_wire(dict(_require_object(material)))
+
+
+def _check_request_digest(request: WireModel, title: str, message: str) -> None:
+    wire = request.to_wire()
+    claimed = wire.pop("requestDigest")
+    if claimed != canonical_digest(wire):
+        issues = Refinement(title)
+        issues.add(("requestDigest",), "digest_mismatch", message)
+        issues.check()
+
+
 def _material_digest(material: WireModel) -> str:
     wire = material.to_wire()
     wire.pop("requestDigest", None)
@@ -111,11 +128,7 @@ def agent_run_cancellation_request_digest(
     material: AgentRunCancellationRequestMaterial | Mapping[str, Any],
 ) -> str:
     """``agentRunCancellationRequestDigest``: digest of ``{operationId, run, reason?}``."""
-    parsed = (
-        material
-        if isinstance(material, AgentRunCancellationRequestMaterial)
-        else AgentRunCancellationRequestMaterial.parse_wire(dict(_require_object(material)))
-    )
+    parsed = _parse_material(AgentRunCancellationRequestMaterial, material)
     return _material_digest(parsed)
 
 
@@ -128,24 +141,14 @@ class AgentRunCancellationRequest(AgentRunCancellationRequestMaterial):
     def create(
         cls, material: AgentRunCancellationRequestMaterial | Mapping[str, Any]
     ) -> AgentRunCancellationRequest:
-        parsed = (
-            material
-            if isinstance(material, AgentRunCancellationRequestMaterial)
-            else AgentRunCancellationRequestMaterial.parse_wire(dict(_require_object(material)))
-        )
+        parsed = _parse_material(AgentRunCancellationRequestMaterial, material)
         return cls.parse_wire({**parsed.to_wire(), "requestDigest": _material_digest(parsed)})
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
-        wire = self.to_wire()
-        claimed = wire.pop("requestDigest")
-        if claimed != canonical_digest(wire):
-            issues = Refinement("AgentRunCancellationRequest")
-            issues.add(
-                ("requestDigest",), "digest_mismatch",
-                "run cancellation request digest does not match its content",
-            )
-            issues.check()
+        _check_request_digest(
+            self, "AgentRunCancellationRequest", "run cancellation request digest does not match its content"
+        )
         return self
 
 
@@ -251,11 +254,7 @@ def agent_run_control_request_digest(
     material: AgentRunControlRequestMaterial | Mapping[str, Any],
 ) -> str:
     """``agentRunControlRequestDigest``: digest of ``{operationId, action, run, payload?}``."""
-    parsed = (
-        material
-        if isinstance(material, AgentRunControlRequestMaterial)
-        else AgentRunControlRequestMaterial.parse_wire(dict(_require_object(material)))
-    )
+    parsed = _parse_material(AgentRunControlRequestMaterial, material)
     return _material_digest(parsed)
 
 
@@ -268,24 +267,14 @@ class AgentRunControlRequest(AgentRunControlRequestMaterial):
     def create(
         cls, material: AgentRunControlRequestMaterial | Mapping[str, Any]
     ) -> AgentRunControlRequest:
-        parsed = (
-            material
-            if isinstance(material, AgentRunControlRequestMaterial)
-            else AgentRunControlRequestMaterial.parse_wire(dict(_require_object(material)))
-        )
+        parsed = _parse_material(AgentRunControlRequestMaterial, material)
         return cls.parse_wire({**parsed.to_wire(), "requestDigest": _material_digest(parsed)})
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
-        wire = self.to_wire()
-        claimed = wire.pop("requestDigest")
-        if claimed != canonical_digest(wire):
-            issues = Refinement("AgentRunControlRequest")
-            issues.add(
-                ("requestDigest",), "digest_mismatch",
-                "run control request digest does not match its content",
-            )
-            issues.check()
+        _check_request_digest(
+            self, "AgentRunControlRequest", "run control request digest does not match its content"
+        )
         return self
 
 

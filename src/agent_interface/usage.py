@@ -8,7 +8,7 @@ A provider reports usage on its environment events with a ``usageMode``:
 * absent: the aggregation semantics are unknown, and so is the total.
 
 :class:`TurnUsageAggregator` applies those rules and never turns an unknown into a
-zero. This module also holds the JavaScript number types the event models share.
+zero.
 """
 
 from __future__ import annotations
@@ -17,21 +17,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BeforeValidator, Field
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
 from ._model import WireModel
-from .canonical import MAX_SAFE_INTEGER
+from .contract_limits import NonNegativeNumber, NonNegativeSafeInt
 from .errors import ContractError
 from .registry import register_wire_models
 
 __all__ = [
-    "FiniteNumber",
-    "NonNegativeNumber",
-    "NonNegativeSafeInt",
     "NullWhenSent",
-    "PositiveSafeInt",
-    "SafeInt",
     "TokenUsage",
     "TurnUsageAggregator",
     "TurnUsageTotal",
@@ -42,30 +37,6 @@ __all__ = [
 ]
 
 
-def _integral_float_to_int(value: Any) -> Any:
-    # JSON ``5.0`` is the number 5 in JavaScript, so ``z.number().int()`` accepts it.
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-SafeInt = Annotated[
-    int,
-    BeforeValidator(_integral_float_to_int),
-    Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER),
-]
-"""zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
-
-NonNegativeSafeInt = Annotated[
-    int, BeforeValidator(_integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
-]
-"""zod ``z.number().int().nonnegative()``."""
-
-PositiveSafeInt = Annotated[
-    int, BeforeValidator(_integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
-]
-"""zod ``z.number().int().positive()``."""
-
 def _refuse_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise PydanticCustomError("literal_error", "value must be the number 1, not a boolean")
@@ -74,38 +45,6 @@ def _refuse_bool(value: Any) -> Any:
 
 VersionOne = Annotated[Literal[1], BeforeValidator(_refuse_bool)]
 """zod ``z.literal(1)`` (pydantic's strict ``Literal[1]`` alone would accept ``true``)."""
-
-FiniteNumber = int | float
-"""zod ``z.number()`` (finite): an int keeps its int form, NaN/inf are refused."""
-
-NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0)]
-"""zod ``z.number().finite().nonnegative()``."""
-
-
-class Refinement:
-    """Collects refinement issues (zod ``superRefine``) and raises them together.
-
-    Raised from a ``model_validator(mode="after")``; pydantic prefixes the enclosing
-    document's location, so a nested refusal keeps its full JSON Pointer.
-    """
-
-    __slots__ = ("_errors", "title")
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self._errors: list[InitErrorDetails] = []
-
-    def add(self, path: tuple[str | int, ...], code: str, message: str) -> None:
-        self._errors.append(
-            InitErrorDetails(type=PydanticCustomError(code, message), loc=path, input=None)
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self._errors)
-
-    def check(self) -> None:
-        if self._errors:
-            raise ValidationError.from_exception_data(self.title, self._errors)
 
 
 class NullWhenSent(WireModel):

@@ -17,21 +17,25 @@ path (:func:`workspace_cwd_from_legacy`).
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+from pydantic import AfterValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from ._model import WireList, WireModel
+from .canonical import is_well_formed_unicode
 from .contract_limits import (
+    CONTROL_CHARACTER_RE,
+    DRIVE_PREFIX_RE,
     BoundedIdentifier,
     BoundedJsonRecord,
     BoundedString,
+    GreaterThanZeroSafeInt,
+    SafeInt,
     Utf16Length,
 )
 from .environment_events import AgentEnvironmentStatus
-from .errors import ContractError
+from .errors import ContractError, Refinement
 from .registry import register_wire_models
 
 __all__ = [
@@ -67,23 +71,6 @@ MAX_WORKSPACE_CWD_LENGTH: Final = 4_096
 
 WorkspaceCwdBase = Literal["repository", "host"]
 
-_CONTROL_RE: Final = re.compile("[\x00-\x1f\x7f]")
-_SURROGATE_RE: Final = re.compile("[\ud800-\udfff]")
-_DRIVE_RE: Final = re.compile(r"[A-Za-z]:")
-
-_MAX_SAFE: Final = 2**53 - 1
-
-
-def _integral(value: Any) -> Any:
-    # JavaScript has one number type: zod's ``.int()`` accepts JSON ``5.0`` as 5.
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-_SafeInt = Annotated[int, BeforeValidator(_integral), Field(ge=-_MAX_SAFE, le=_MAX_SAFE)]
-_PositiveSafeInt = Annotated[int, BeforeValidator(_integral), Field(gt=0, le=_MAX_SAFE)]
-_NonNegativeSafeInt = Annotated[int, BeforeValidator(_integral), Field(ge=0, le=_MAX_SAFE)]
 
 # (code, message) for each refusal; checked in this order, first hit reported.
 _REPOSITORY_ISSUES: Final = {
@@ -95,30 +82,13 @@ _REPOSITORY_ISSUES: Final = {
 }
 
 
-class _Issues:
-    """Refinement issues raised together, each at its own wire path."""
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self.errors: list[InitErrorDetails] = []
-
-    def add(self, path: tuple[str | int, ...], code: str, message: str) -> None:
-        self.errors.append(
-            InitErrorDetails(type=PydanticCustomError(code, message), loc=path, input=None)
-        )
-
-    def check(self) -> None:
-        if self.errors:
-            raise ValidationError.from_exception_data(self.title, self.errors)
-
-
 def repository_path_issue(path: str) -> str | None:
     """The code of the first rule a repository cwd path breaks, or ``None``."""
-    if _CONTROL_RE.search(path):
+    if CONTROL_CHARACTER_RE.search(path):
         return "path_control_character"
-    if _SURROGATE_RE.search(path):
+    if not is_well_formed_unicode(path):
         return "path_malformed_unicode"
-    if path.startswith("/") or _DRIVE_RE.match(path):
+    if path.startswith("/") or DRIVE_PREFIX_RE.match(path):
         return "path_absolute"
     if "\\" in path:
         return "path_backslash"
@@ -140,11 +110,11 @@ def _check_repository_path(path: str) -> str:
 
 
 def _check_host_path(path: str) -> str:
-    if _CONTROL_RE.search(path):
+    if CONTROL_CHARACTER_RE.search(path):
         raise PydanticCustomError(
             "path_control_character", _REPOSITORY_ISSUES["path_control_character"]
         )
-    if _SURROGATE_RE.search(path):
+    if not is_well_formed_unicode(path):
         raise PydanticCustomError(
             "path_malformed_unicode", _REPOSITORY_ISSUES["path_malformed_unicode"]
         )
@@ -273,7 +243,7 @@ class WorkspaceRequest(WireModel):
 
     @model_validator(mode="after")
     def _combinations(self) -> WorkspaceRequest:
-        issues = _Issues("WorkspaceRequest")
+        issues = Refinement("WorkspaceRequest")
         if self.environment is not None and self.image is not None:
             issues.add(
                 ("image",),
@@ -292,8 +262,8 @@ class ResourceRequest(WireModel):
     """Requested compute for an ordinary environment (provider defaults fill the rest)."""
 
     cpu: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
-    memory_mb: _PositiveSafeInt | None = None
-    disk_mb: _PositiveSafeInt | None = None
+    memory_mb: GreaterThanZeroSafeInt | None = None
+    disk_mb: GreaterThanZeroSafeInt | None = None
     gpu: BoundedIdentifier | None = None
     provider_options: BoundedJsonRecord | None = None
 
@@ -317,11 +287,11 @@ class ExecRequest(WireModel):
 
     cwd: BoundedString | None = None
     env: dict[str, BoundedString] | None = None
-    timeout_ms: _PositiveSafeInt | None = None
+    timeout_ms: GreaterThanZeroSafeInt | None = None
 
 
 class ExecResult(WireModel):
-    exit_code: _SafeInt
+    exit_code: SafeInt
     stdout: str
     stderr: str
 
