@@ -15,9 +15,7 @@ from typing import Any
 
 __all__ = ["cmd_kb_compose", "register"]
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_UNREADABLE = 2
+from .cli import EXIT_OK, EXIT_REFUSED, EXIT_UNREADABLE
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -17,9 +17,7 @@ from .profile_measurement import AgentProfileMeasurements, measure_agent_profile
 
 __all__ = ["cmd_measure", "cmd_profile_digest", "register"]
 
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_UNREADABLE = 2
+from .cli import EXIT_OK, EXIT_REFUSED, EXIT_UNREADABLE
 
 
 def _load(source: str) -> AgentProfile | int:
