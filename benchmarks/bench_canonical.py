@@ -17,7 +17,10 @@ from typing import Any
 import orjson
 import rfc8785
 
-from agent_interface.canonical import canonical_bytes, canonical_digest
+from agent_interface.core.canonical import (
+    canonical_bytes,
+    canonical_digest,
+)
 
 
 def make_document(target_bytes: int, seed: int) -> Any:

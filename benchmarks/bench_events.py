@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from agent_interface._model import wire_adapter
-from agent_interface.events import RuntimeEventEnvelope
-from agent_interface.interactions import InteractionRequest
+from agent_interface.core.model import wire_adapter
+from agent_interface.runtime.events import RuntimeEventEnvelope
+from agent_interface.runtime.interaction_requests import InteractionRequest
 
 
 def _interaction() -> dict[str, Any]:

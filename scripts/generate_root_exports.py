@@ -1,9 +1,10 @@
 """Regenerate ``src/agent_interface/__init__.py`` from the public modules' ``__all__``.
 
-Run: ``.venv/bin/python scripts/generate_root_exports.py``. The package root re-exports
-every public name of the top-level concept modules, loading each module on first use.
-``profile_kb``, ``testing`` and ``conformance`` stay submodules, as in the reference.
-``tests/test_package_exports.py`` fails when this file is out of date.
+Run: ``.venv/bin/python scripts/generate_root_exports.py`` (``--check`` exits non-zero when
+the file is out of date; CI runs it). The package root re-exports every public name of the
+concept modules in the contract families (``core``, ``profile``, ``runtime``, ...), loading
+each module on first use. ``profile_kb``, ``testing`` and ``conformance`` stay submodules,
+as in the reference.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "src" / "agent_interface" / "__init__.py"
-SUBMODULES_ONLY = {"profile_kb", "testing", "conformance", "registry", "cli"}
+# The contract families, in import order (see CONTRIBUTING.md).
+FAMILIES = ("core", "profile", "runtime", "environment", "durable", "provider", "session", "candidate")
+SUBMODULES_ONLY = {"core.registry"}
 
 HEADER = '''"""Python implementation of the ``@tangle-network/agent-interface`` contract.
 
@@ -53,13 +56,18 @@ def __dir__() -> list[str]:
 
 def collect() -> dict[str, list[str]]:
     sys.path.insert(0, str(ROOT / "src"))
-    import agent_interface
 
     by_module: dict[str, list[str]] = {}
     owner: dict[str, str] = {}
-    for info in sorted(pkgutil.iter_modules(agent_interface.__path__), key=lambda m: m.name):
-        name = info.name
-        if name.startswith("_") or name in SUBMODULES_ONLY:
+    names = []
+    for family in FAMILIES:
+        if not (ROOT / "src" / "agent_interface" / family).is_dir():
+            continue
+        package = importlib.import_module(f"agent_interface.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            names.append(f"{family}.{info.name}")
+    for name in sorted(names):
+        if name.rsplit(".", 1)[-1].startswith("_") or name in SUBMODULES_ONLY:
             continue
         module = importlib.import_module(f"agent_interface.{name}")
         for public in getattr(module, "__all__", ()):

@@ -6,13 +6,13 @@ runs the durable-branching checks when the provider declares them. Use it from a
 test: ``run_provider_conformance(MyProvider()).raise_for_failures()``.
 """
 
-from .branching import (
+from agent_interface.conformance.branching import (
     BranchingConformanceReport,
     run_branching_conformance,
     run_branching_conformance_async,
 )
-from .branching import ConformanceCheck as BranchingConformanceCheck
-from .provider import (
+from agent_interface.conformance.branching import ConformanceCheck as BranchingConformanceCheck
+from agent_interface.conformance.provider import (
     ConformanceCheck,
     ConformanceFailure,
     ProviderConformanceReport,

@@ -15,8 +15,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._model import wire_adapter
-from ..branching import (
+from agent_interface.core.canonical import sha256_utf8
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import wire_adapter
+from agent_interface.durable.branching import (
     WorkspaceCheckpointLookupResult,
     WorkspaceCheckpointRequest,
     WorkspaceCheckpointResult,
@@ -30,9 +32,7 @@ from ..branching import (
     workspace_cleanup_acknowledgement_matches,
     workspace_fork_result_matches_request,
 )
-from ..canonical import sha256_utf8
-from ..errors import ContractError
-from ..portable_context import plain_wire
+from agent_interface.durable.portable_context import plain_wire
 
 __all__ = [
     "BranchingConformanceReport",

@@ -35,11 +35,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .._model import thaw
-from ..canonical import sha256_utf8
-from ..capabilities import AgentEnvironmentCapabilities, declares_durable_branching
-from ..environment_provider import check_capability_surface
-from ..errors import ContractError
+from agent_interface.core.canonical import sha256_utf8
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import thaw
+from agent_interface.environment.capabilities import (
+    AgentEnvironmentCapabilities,
+    declares_durable_branching,
+)
+from agent_interface.provider.protocols import check_capability_surface
 
 __all__ = [
     "ConformanceCheck",
@@ -334,7 +337,7 @@ async def provider_conformance(
         kit: Callable[..., Any] | None = branching_conformance
         if kit is None:
             try:
-                from .branching import run_branching_conformance_async
+                from agent_interface.conformance.branching import run_branching_conformance_async
 
                 kit = run_branching_conformance_async
             except ImportError:

@@ -18,8 +18,8 @@ authorize an experiment.
 
 from __future__ import annotations
 
-from ..registry import register_wire_models
-from .compose import (
+from agent_interface.core.registry import register_wire_models
+from agent_interface.profile_kb.compose import (
     PROFILE_KB_CHECKED_AT,
     PROFILE_KB_SOURCES,
     ProfileKbSelection,
@@ -29,7 +29,7 @@ from .compose import (
     profile_kb_guidance,
     with_profile_kb,
 )
-from .guidance import (
+from agent_interface.profile_kb.guidance import (
     AgentProfileGuidanceBlock,
     AgentProfileGuidanceChannel,
     GuidanceBlockError,
@@ -39,10 +39,14 @@ from .guidance import (
     render_guidance_block,
     strip_guidance_text,
 )
-from .harnesses import profile_kb_harnesses
-from .models import profile_kb_models
-from .records import PROFILE_KB_SOURCE_AUDIT, profile_kb_discrepancies, profile_kb_learnings
-from .types import (
+from agent_interface.profile_kb.harnesses import profile_kb_harnesses
+from agent_interface.profile_kb.models import profile_kb_models
+from agent_interface.profile_kb.records import (
+    PROFILE_KB_SOURCE_AUDIT,
+    profile_kb_discrepancies,
+    profile_kb_learnings,
+)
+from agent_interface.profile_kb.types import (
     PROFILE_KB_CLAIM_AUDIENCES,
     PROFILE_KB_CLAIM_BASES,
     PROFILE_KB_SOURCE_AUTHORITIES,

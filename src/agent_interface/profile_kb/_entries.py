@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..harness import HarnessType, ReasoningEffort
-from .types import (
+from agent_interface.profile.harness import (
+    HarnessType,
+    ReasoningEffort,
+)
+from agent_interface.profile_kb.types import (
     ProfileKbClaim,
     ProfileKbClaimAudience,
     ProfileKbClaimBasis,

@@ -9,19 +9,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, cast, overload
 
-from .._model import WireModel, thaw
-from ..contract_limits import BoundedIdentifier, js_trim
-from ..harness import HarnessType, harness_system_prompt_intents
-from ..profile import AgentProfile
-from .guidance import (
+from agent_interface.core.contract_limits import (
+    BoundedIdentifier,
+    js_trim,
+)
+from agent_interface.core.model import (
+    WireModel,
+    thaw,
+)
+from agent_interface.profile.agent_profile import AgentProfile
+from agent_interface.profile.harness import (
+    HarnessType,
+    harness_system_prompt_intents,
+)
+from agent_interface.profile_kb.guidance import (
     AgentProfileGuidanceBlock,
     AgentProfileGuidanceChannel,
     compose_agent_profile_guidance,
 )
-from .harnesses import profile_kb_harnesses
-from .models import profile_kb_models
-from .records import profile_kb_learnings
-from .types import ProfileKbHarness, ProfileKbLearning, ProfileKbModel
+from agent_interface.profile_kb.harnesses import profile_kb_harnesses
+from agent_interface.profile_kb.models import profile_kb_models
+from agent_interface.profile_kb.records import profile_kb_learnings
+from agent_interface.profile_kb.types import (
+    ProfileKbHarness,
+    ProfileKbLearning,
+    ProfileKbModel,
+)
 
 __all__ = [
     "PROFILE_KB_CHECKED_AT",

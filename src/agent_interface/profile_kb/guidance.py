@@ -24,9 +24,17 @@ from typing import Annotated, Any, Final, Literal, overload
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
-from .._model import WireList, WireModel, thaw, wire_adapter
-from ..errors import ContractError, ContractIssue
-from ..profile import AgentProfile
+from agent_interface.core.errors import (
+    ContractError,
+    ContractIssue,
+)
+from agent_interface.core.model import (
+    WireList,
+    WireModel,
+    thaw,
+    wire_adapter,
+)
+from agent_interface.profile.agent_profile import AgentProfile
 
 __all__ = [
     "GUIDANCE_CLOSE_MARKER",

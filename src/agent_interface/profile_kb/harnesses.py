@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from ._entries import claim, harness_entry, primary_source
-from .types import ProfileKbHarness, ProfileKbSource
+from agent_interface.profile_kb._entries import (
+    claim,
+    harness_entry,
+    primary_source,
+)
+from agent_interface.profile_kb.types import (
+    ProfileKbHarness,
+    ProfileKbSource,
+)
 
 __all__ = ["profile_kb_harnesses"]
 

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from ._entries import claim, model_entry, primary_source
-from .types import ProfileKbClaim, ProfileKbModel, ProfileKbSource
+from agent_interface.profile_kb._entries import (
+    claim,
+    model_entry,
+    primary_source,
+)
+from agent_interface.profile_kb.types import (
+    ProfileKbClaim,
+    ProfileKbModel,
+    ProfileKbSource,
+)
 
 __all__ = ["profile_kb_models"]
 

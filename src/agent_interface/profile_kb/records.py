@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from .types import ProfileKbDiscrepancy, ProfileKbLearning, ProfileKbSource
+from agent_interface.profile_kb.types import (
+    ProfileKbDiscrepancy,
+    ProfileKbLearning,
+    ProfileKbSource,
+)
 
 __all__ = ["PROFILE_KB_SOURCE_AUDIT", "profile_kb_discrepancies", "profile_kb_learnings"]
 

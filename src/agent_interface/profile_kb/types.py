@@ -17,15 +17,21 @@ from typing import Annotated, Any, Final, Literal, Self
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .._model import WireList, WireModel
-from ..contract_limits import (
+from agent_interface.core.contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     CONTRACT_MAX_STRING_LENGTH,
     BoundedIdentifier,
     Utf16Length,
     js_trim,
 )
-from ..harness import HarnessType, ReasoningEffort
+from agent_interface.core.model import (
+    WireList,
+    WireModel,
+)
+from agent_interface.profile.harness import (
+    HarnessType,
+    ReasoningEffort,
+)
 
 __all__ = [
     "PROFILE_KB_CLAIM_AUDIENCES",

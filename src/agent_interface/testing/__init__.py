@@ -5,8 +5,8 @@ everything its capability document declares, including idempotent creation and
 durable workspace branching (through :class:`InMemoryWorkspaceBranching`).
 """
 
-from .branching import InMemoryWorkspaceBranching
-from .provider import (
+from agent_interface.testing.branching import InMemoryWorkspaceBranching
+from agent_interface.testing.provider import (
     InMemoryAgentEnvironment,
     InMemoryAgentEnvironmentProvider,
     InMemoryAgentSession,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from ..branching import (
+from agent_interface.durable.branching import (
     ForkedEnvironmentRef,
     WorkspaceCheckpointConflict,
     WorkspaceCheckpointFound,
@@ -46,7 +46,10 @@ from ..branching import (
     WorkspaceOperationNotFound,
     WorkspaceOperationUnknown,
 )
-from ..portable_context import plain_wire, same_wire
+from agent_interface.durable.portable_context import (
+    plain_wire,
+    same_wire,
+)
 
 __all__ = ["InMemoryWorkspaceBranching"]
 

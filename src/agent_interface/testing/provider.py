@@ -31,27 +31,24 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._model import FrozenDict, thaw
-from ..branching import ForkedEnvironmentRef, WorkspaceCheckpointRequest
-from ..capabilities import AgentEnvironmentCapabilities, accepts_cwd_base
-from ..environment_events import AgentEnvironmentEvent
-from ..environment_provider import (
-    AgentEnvironmentCreateIdempotencyRecord,
-    AgentEnvironmentCreation,
-    AgentSessionRef,
-    AgentTurnInput,
-    AgentTurnResult,
-    CreateAgentEnvironmentInput,
-    _present_only,
-    command_turn_events,
-    create_agent_environment_with_idempotency,
-    detached_metadata,
-    require_turn_profile_supported,
-    turn_profile_refusals,
+from agent_interface.core.errors import (
+    ContractError,
+    ContractIssue,
 )
-from ..errors import ContractError, ContractIssue
-from ..profile import AgentProfile
-from ..workspace import (
+from agent_interface.core.model import (
+    FrozenDict,
+    thaw,
+)
+from agent_interface.durable.branching import (
+    ForkedEnvironmentRef,
+    WorkspaceCheckpointRequest,
+)
+from agent_interface.environment.capabilities import (
+    AgentEnvironmentCapabilities,
+    accepts_cwd_base,
+)
+from agent_interface.environment.events import AgentEnvironmentEvent
+from agent_interface.environment.workspace import (
     AgentEnvironmentQuery,
     AgentEnvironmentSummary,
     ExecRequest,
@@ -60,7 +57,26 @@ from ..workspace import (
     RepositoryWorkspaceCwd,
     canonical_workspace_cwd,
 )
-from .branching import InMemoryWorkspaceBranching
+from agent_interface.profile.agent_profile import AgentProfile
+from agent_interface.provider.command_turn import (
+    _present_only,
+    command_turn_events,
+)
+from agent_interface.provider.create import (
+    AgentEnvironmentCreateIdempotencyRecord,
+    create_agent_environment_with_idempotency,
+    detached_metadata,
+)
+from agent_interface.provider.turn import (
+    AgentEnvironmentCreation,
+    AgentSessionRef,
+    AgentTurnInput,
+    AgentTurnResult,
+    CreateAgentEnvironmentInput,
+    require_turn_profile_supported,
+    turn_profile_refusals,
+)
+from agent_interface.testing.branching import InMemoryWorkspaceBranching
 
 __all__ = [
     "InMemoryAgentEnvironment",

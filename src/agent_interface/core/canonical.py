@@ -1,0 +1,328 @@
+"""RFC 8785 (JCS) canonical JSON and ``sha256:`` digests, byte-identical to the reference.
+
+Accepted values: ``None``, ``bool``, ``str``, ``int`` within ±(2**53 - 1), finite
+``float``, ``list`` and ``tuple`` (both are JSON arrays), and ``dict`` (and dict
+subclasses) with ``str`` keys. Everything else is refused with a
+:class:`~agent_interface.errors.CanonicalJsonError` naming the JSON Pointer.
+
+Big-integer policy: an integer outside ±(2**53 - 1) is accepted only when its
+decimal text is exactly how JavaScript writes a double (``2**53``, or
+``295147905179352830000`` for ``2**68``): such a number is what a JavaScript
+producer puts on the wire, and it digests as the reference digests it after
+``JSON.parse``. Any other large integer (``2**53 + 1``, ``2**64``) is refused with
+code ``unsafe_integer``: JavaScript would silently round it, so two different
+Python integers would share one digest.
+
+Nesting deeper than :data:`MAX_CANONICAL_DEPTH` containers is refused (code
+``too_deep``), and a container that contains itself is refused (code ``cycle``);
+neither surfaces as a ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from json.encoder import encode_basestring as _json_string
+from typing import Annotated, Any, Final
+
+from pydantic import StringConstraints
+
+from agent_interface.core.errors import (
+    CanonicalJsonError,
+    ContractIssue,
+    json_pointer,
+)
+
+__all__ = [
+    "MAX_CANONICAL_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "SHA256_DIGEST_PATTERN",
+    "Sha256Digest",
+    "canonical_bytes",
+    "canonical_digest",
+    "canonical_json",
+    "es_number",
+    "is_canonical_json_value",
+    "is_sha256_digest",
+    "omit_top_level_digest",
+    "sha256_bytes",
+    "sha256_utf8",
+    "utf16_sort_key",
+]
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+MAX_CANONICAL_DEPTH: Final = 256
+"""Containers nested deeper than this are refused instead of exhausting the stack."""
+
+SHA256_DIGEST_PATTERN: Final = r"^sha256:[a-f0-9]{64}$"
+_DIGEST_RE: Final = re.compile(r"sha256:[a-f0-9]{64}")
+
+Sha256Digest = Annotated[str, StringConstraints(pattern=SHA256_DIGEST_PATTERN)]
+"""``sha256:`` followed by 64 lowercase hex digits (``sha256DigestSchema``)."""
+
+
+def is_sha256_digest(value: object) -> bool:
+    return isinstance(value, str) and _DIGEST_RE.fullmatch(value) is not None
+
+
+def sha256_bytes(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_utf8(text: str) -> str:
+    """Digest of the UTF-8 bytes of ``text``; ill-formed Unicode is refused."""
+    try:
+        return sha256_bytes(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise CanonicalJsonError(
+            [ContractIssue("", "ill_formed_unicode", "string contains a lone surrogate")]
+        ) from None
+
+
+def utf16_sort_key(key: str) -> bytes:
+    """Sort key ordering strings by UTF-16 code units, as JavaScript's ``sort()`` does."""
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+class _Refusal(Exception):
+    """Internal: carries the failing path up the recursion without building messages."""
+
+    def __init__(self, path: list[str | int], code: str, message: str) -> None:
+        self.path = path
+        self.code = code
+        self.message = message
+
+
+def es_number(value: float) -> str:
+    """ECMAScript ``Number::toString`` for a finite double (RFC 8785 section 3.2.2.3)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("not a finite number")
+    if value == 0:
+        return "0"
+    text = repr(value)
+    if "e" not in text:
+        # repr uses plain notation for 1e-4 <= |x| < 1e16, where ECMAScript does too,
+        # and both print the shortest round-tripping digits.
+        return text[:-2] if text.endswith(".0") else text
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, exponent_text = text.split("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).rstrip("0")
+    # value = 0.<digits> * 10**point
+    point = len(whole) + int(exponent_text)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped
+    count = len(digits)
+    if count <= point <= 21:
+        body = digits + "0" * (point - count)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        exponent = point - 1
+        exp_text = ("+" if exponent >= 0 else "-") + str(abs(exponent))
+        body = digits + "e" + exp_text if count == 1 else digits[0] + "." + digits[1:] + "e" + exp_text
+    return sign + body
+
+
+def _large_integer(value: int) -> str:
+    try:
+        text = es_number(float(value))
+    except OverflowError:
+        text = ""
+    if text != str(value):
+        raise _Refusal(
+            [],
+            "unsafe_integer",
+            "integer beyond ±(2**53 - 1) is not exactly a double as JavaScript writes it",
+        )
+    return text
+
+
+def _serialize(value: Any, out: list[str], depth: int) -> None:
+    # Exact-type checks first: they are the hot path and exclude bool-as-int.
+    kind = type(value)
+    if kind is str:
+        out.append(_json_string(value))
+    elif kind is dict or (kind is not list and kind is not tuple and isinstance(value, dict)):
+        if depth >= MAX_CANONICAL_DEPTH:
+            raise _Refusal([], "too_deep", f"nesting exceeds {MAX_CANONICAL_DEPTH} levels")
+        keys = list(value)
+        for key in keys:
+            if type(key) is not str:
+                raise _Refusal([], "non_string_key", "object keys must be strings")
+        if all(key.isascii() for key in keys):
+            keys.sort()
+        else:
+            keys.sort(key=utf16_sort_key)
+        out.append("{")
+        first = True
+        for key in keys:
+            if first:
+                first = False
+            else:
+                out.append(",")
+            out.append(_json_string(key))
+            out.append(":")
+            try:
+                _serialize(value[key], out, depth + 1)
+            except _Refusal as refusal:
+                refusal.path.append(key)
+                raise
+        out.append("}")
+    elif kind is list or kind is tuple:
+        if depth >= MAX_CANONICAL_DEPTH:
+            raise _Refusal([], "too_deep", f"nesting exceeds {MAX_CANONICAL_DEPTH} levels")
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            try:
+                _serialize(item, out, depth + 1)
+            except _Refusal as refusal:
+                refusal.path.append(index)
+                raise
+        out.append("]")
+    elif kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            out.append(str(value))
+        else:
+            out.append(_large_integer(value))
+    elif kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _Refusal([], "non_finite_number", "NaN and infinities are not JSON")
+        out.append(es_number(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_json_string(str(value)))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        _serialize(int(value), out, depth)
+    elif isinstance(value, float):
+        _serialize(float(value), out, depth)
+    elif isinstance(value, (list, tuple)):
+        _serialize(list(value), out, depth)
+    else:
+        raise _Refusal([], "not_json", f"{type(value).__name__} is not a JSON value")
+
+
+def _refuse(refusal: _Refusal, root: object) -> CanonicalJsonError:
+    path = list(reversed(refusal.path))
+    code, message = refusal.code, refusal.message
+    if code == "too_deep":
+        cycle_path = _find_cycle(root)
+        if cycle_path is not None:
+            path, code, message = cycle_path, "cycle", "value contains itself"
+    return CanonicalJsonError([ContractIssue(json_pointer(path), code, message)])
+
+
+def _find_cycle(root: object) -> list[str | int] | None:
+    """Path of the first container that repeats one of its ancestors (iterative DFS)."""
+    stack: list[tuple[object, list[str | int], frozenset[int]]] = [(root, [], frozenset())]
+    while stack:
+        node, path, ancestors = stack.pop()
+        if not isinstance(node, (dict, list, tuple)):
+            continue
+        if id(node) in ancestors:
+            return path
+        if len(path) > MAX_CANONICAL_DEPTH + 1:
+            continue
+        inner = ancestors | {id(node)}
+        children = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in children:
+            stack.append((child, [*path, key], inner))
+    return None
+
+
+def _lone_surrogate_path(value: object) -> list[str | int]:
+    stack: list[tuple[object, list[str | int]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if not is_well_formed_unicode(node):
+                return path
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str) and not is_well_formed_unicode(key):
+                    return [*path, key]
+                stack.append((child, [*path, key]))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((child, [*path, index]) for index, child in enumerate(node))
+    return []
+
+
+def is_well_formed_unicode(text: str) -> bool:
+    """``isWellFormedUnicode``: ``text`` has no lone surrogate, so it encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _canonical_text(value: object) -> str:
+    out: list[str] = []
+    try:
+        _serialize(value, out, 0)
+    except _Refusal as refusal:
+        raise _refuse(refusal, value) from None
+    except RecursionError:
+        # The caller's own stack was already deep; report it as a depth refusal.
+        raise CanonicalJsonError(
+            [ContractIssue("", "too_deep", "value is nested too deeply for this call stack")]
+        ) from None
+    return "".join(out)
+
+
+def canonical_json(value: object) -> str:
+    """RFC 8785 text of ``value`` (``canonicalCandidateJson``)."""
+    text = _canonical_text(value)
+    if not is_well_formed_unicode(text):
+        raise _surrogate_error(value)
+    return text
+
+
+def canonical_bytes(value: object) -> bytes:
+    """UTF-8 bytes of :func:`canonical_json` (``canonicalCandidateBytes``)."""
+    text = _canonical_text(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _surrogate_error(value) from None
+
+
+def _surrogate_error(value: object) -> CanonicalJsonError:
+    pointer = json_pointer(_lone_surrogate_path(value))
+    return CanonicalJsonError(
+        [ContractIssue(pointer, "ill_formed_unicode", "string contains a lone surrogate")]
+    )
+
+
+def canonical_digest(value: object) -> str:
+    """``sha256:<hex>`` of the canonical bytes (``canonicalCandidateDigest``)."""
+    return sha256_bytes(canonical_bytes(value))
+
+
+def is_canonical_json_value(value: object) -> bool:
+    """True when :func:`canonical_json` would accept ``value`` (``isCanonicalJsonValue``)."""
+    try:
+        canonical_bytes(value)
+    except CanonicalJsonError:
+        return False
+    return True
+
+
+
+
+def omit_top_level_digest(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A shallow copy without the top-level ``digest`` key (``omitTopLevelDigest``)."""
+    return {key: item for key, item in value.items() if key != "digest"}

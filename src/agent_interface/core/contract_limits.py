@@ -1,0 +1,376 @@
+"""Size bounds applied before a value is hashed, copied or sent (``contract-limits.ts``).
+
+String lengths are counted in UTF-16 code units, as JavaScript's ``length`` counts
+them: an emoji counts 2. Whitespace trimming follows JavaScript's ``trim()``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Final
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+    WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from agent_interface.core.canonical import (
+    MAX_SAFE_INTEGER,
+    canonical_digest,
+    is_well_formed_unicode,
+)
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import (
+    deep_freeze,
+    free_json_validator,
+    thaw,
+)
+
+__all__ = [
+    "CONTRACT_MAX_ARRAY_LENGTH",
+    "CONTRACT_MAX_IDENTIFIER_LENGTH",
+    "CONTRACT_MAX_JSON_BYTES",
+    "CONTRACT_MAX_JSON_DEPTH",
+    "CONTRACT_MAX_JSON_NODES",
+    "CONTRACT_MAX_MAP_ENTRIES",
+    "CONTRACT_MAX_STRING_LENGTH",
+    "JS_WHITESPACE",
+    "BoundedIdentifier",
+    "BoundedJson",
+    "BoundedJsonRecord",
+    "BoundedString",
+    "FiniteNumber",
+    "IsoDatetime",
+    "NonNegativeNumber",
+    "NonNegativeSafeInt",
+    "OffsetIsoDatetime",
+    "PositiveSafeInt",
+    "SafeInt",
+    "Utf16Length",
+    "is_bounded_json_material",
+    "is_bounded_json_value",
+    "is_iso_datetime",
+    "js_trim",
+    "utf16_length",
+    "wire_digest",
+]
+
+CONTRACT_MAX_STRING_LENGTH: Final = 16_384
+CONTRACT_MAX_IDENTIFIER_LENGTH: Final = 512
+CONTRACT_MAX_ARRAY_LENGTH: Final = 1_024
+CONTRACT_MAX_MAP_ENTRIES: Final = 256
+CONTRACT_MAX_JSON_DEPTH: Final = 16
+CONTRACT_MAX_JSON_BYTES: Final = 1_048_576
+CONTRACT_MAX_JSON_NODES: Final = 8_192
+
+JS_WHITESPACE: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""The characters JavaScript's ``String.prototype.trim`` removes."""
+
+
+def utf16_length(text: str) -> int:
+    """JavaScript's ``text.length``: UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def utf8_bytes(text: str) -> int:
+    """UTF-8 length, counting a lone surrogate as the 3 bytes of U+FFFD like TextEncoder."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def js_trim(text: str) -> str:
+    return text.strip(JS_WHITESPACE)
+
+
+@dataclass(frozen=True, slots=True)
+class Utf16Length:
+    """``Annotated[str, Utf16Length(max=..., min=...)]``: zod ``.min()``/``.max()`` on a
+    string, counted in UTF-16 code units."""
+
+    max: int | None = None
+    min: int = 0
+
+    def check(self, value: str) -> str:
+        # len() <= UTF-16 length <= 2 * len(), so most strings skip the exact count.
+        if len(value) >= self.min and (self.max is None or len(value) * 2 <= self.max):
+            return value
+        size = utf16_length(value)
+        if self.max is not None and size > self.max:
+            raise PydanticCustomError(
+                "string_too_long",
+                "string must have at most {max} UTF-16 code units",
+                {"max": self.max},
+            )
+        if size < self.min:
+            raise PydanticCustomError(
+                "string_too_short",
+                "string must have at least {min} UTF-16 code units",
+                {"min": self.min},
+            )
+        return value
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        result = handler(schema)
+        if self.max is not None:
+            result["maxLength"] = self.max
+        if self.min:
+            result["minLength"] = self.min
+        return result
+
+
+def integral_float_to_int(value: Any) -> Any:
+    """Read an integral float as an int, as zod's ``.int()`` does (JSON ``5.0`` is 5).
+
+    Any integral float is converted; the safe-integer bounds of the types below then
+    refuse a large one with ``less_than_equal``. (``_model.WireInt`` instead leaves
+    floats beyond 2**53 as floats, so they are refused with ``int_type``.)
+    """
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+SafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
+
+NonNegativeSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int().nonnegative()``; ``-1`` is refused with ``greater_than_equal``."""
+
+PositiveSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
+]
+"""zod ``z.number().int().positive()``; ``0`` is refused with ``greater_than_equal``."""
+
+GreaterThanZeroSafeInt = Annotated[
+    int, BeforeValidator(integral_float_to_int), Field(gt=0, le=MAX_SAFE_INTEGER)
+]
+"""The same values as :data:`PositiveSafeInt`, but ``0`` is refused with ``greater_than``
+(the refusal code the workspace, exact-process, MCP and provider models report)."""
+
+FiniteNumber = int | float
+"""zod ``z.number()`` (finite): an int keeps its int form, NaN/inf are refused."""
+
+NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0)]
+"""zod ``z.number().finite().nonnegative()``."""
+
+
+BoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGTH)]
+"""A string of at most 16,384 UTF-16 code units (``boundedStringSchema``)."""
+
+
+def _check_identifier(value: str) -> str:
+    if js_trim(value) != value:
+        raise PydanticCustomError("identifier_whitespace", "identifier cannot have outer whitespace")
+    return value
+
+
+BoundedIdentifier = Annotated[
+    str, Utf16Length(max=CONTRACT_MAX_IDENTIFIER_LENGTH, min=1), AfterValidator(_check_identifier)
+]
+"""1..512 UTF-16 code units without outer whitespace (``boundedIdentifierSchema``)."""
+
+
+def is_bounded_json_value(value: Any) -> bool:
+    """``isBoundedJsonValue``: finite JSON within the depth, size and node bounds."""
+    return _bounded_json_problem(value) is None
+
+
+def is_bounded_json_material(value: Any) -> bool:
+    """``isBoundedJsonMaterial``: the digest-input check, which counts each container once."""
+    return _bounded_json_problem(value, container_cost=1) is None
+
+
+def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
+    # The reference's value check counts an array or object twice (on entry and on
+    # leaving it) against the node limit; its digest-material check counts it once.
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    while pending:
+        current, depth = pending.pop()
+        nodes += 1
+        if nodes > CONTRACT_MAX_JSON_NODES:
+            return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
+        if current is None or isinstance(current, bool):
+            continue
+        if isinstance(current, str):
+            if utf16_length(current) > CONTRACT_MAX_STRING_LENGTH:
+                return f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
+            continue
+        if isinstance(current, int):
+            continue
+        if isinstance(current, float):
+            if current != current or current in (float("inf"), float("-inf")):
+                return "a number is not finite"
+            continue
+        if depth >= CONTRACT_MAX_JSON_DEPTH:
+            return f"nesting is deeper than {CONTRACT_MAX_JSON_DEPTH}"
+        nodes += container_cost - 1
+        if nodes > CONTRACT_MAX_JSON_NODES:
+            return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
+        if isinstance(current, (list, tuple)):
+            if len(current) > CONTRACT_MAX_ARRAY_LENGTH:
+                return f"an array has more than {CONTRACT_MAX_ARRAY_LENGTH} items"
+            pending.extend((item, depth + 1) for item in current)
+            continue
+        if isinstance(current, dict):
+            if len(current) > CONTRACT_MAX_MAP_ENTRIES:
+                return f"an object has more than {CONTRACT_MAX_MAP_ENTRIES} keys"
+            for key, item in current.items():
+                if not isinstance(key, str):
+                    return "an object key is not a string"
+                if utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH:
+                    return f"an object key is longer than {CONTRACT_MAX_IDENTIFIER_LENGTH} code units"
+                pending.append((item, depth + 1))
+            continue
+        return f"{type(current).__name__} is not JSON"
+    return None
+
+
+@free_json_validator
+def _check_bounded(value: Any) -> Any:
+    problem = _bounded_json_problem(value)
+    if problem is not None:
+        raise PydanticCustomError(
+            "bounded_json", "value exceeds the contract bounds or is not finite JSON: {problem}",
+            {"problem": problem},
+        )
+    return deep_freeze(value)
+
+
+def _check_bounded_record(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise PydanticCustomError("json_object", "value must be a JSON object")
+    return _check_bounded(value)
+
+
+BoundedJson = Annotated[
+    Any, BeforeValidator(_check_bounded), PlainSerializer(thaw), WithJsonSchema({})
+]
+"""Bounded, finite JSON (``boundedJsonSchema``), deep-frozen."""
+
+BoundedJsonRecord = Annotated[
+    Any, BeforeValidator(_check_bounded_record), PlainSerializer(thaw),
+    WithJsonSchema({"type": "object"}),
+]
+"""A bounded JSON object (``boundedJsonRecordSchema``), deep-frozen."""
+
+
+def wire_digest(value: Any) -> str:
+    """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input."""
+    problem = _bounded_json_problem(value, container_cost=1)
+    if problem is not None:
+        raise ContractError.single("", "bounded_json", f"operation material exceeds the contract bounds: {problem}")
+    size = len(json.dumps(thaw(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    if size > CONTRACT_MAX_JSON_BYTES:
+        raise ContractError.single("", "json_bytes", "serialized contract material exceeds its byte bound")
+    return canonical_digest(value)
+
+
+CONTROL_CHARACTER_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
+"""A C0 control character or DEL, refused in paths and public text."""
+DRIVE_PREFIX_RE: Final = re.compile(r"[A-Za-z]:")
+"""A Windows drive prefix (``C:``), matched at the start of a path."""
+_RESERVED_ROOTS: Final = frozenset({".git", ".sidecar"})
+
+
+def is_safe_relative_path(value: str, allow_dot: bool) -> bool:
+    """``isSafeRelativePath``: a canonical POSIX path inside a workspace.
+
+    Refused: empty, control characters, lone surrogates, a leading ``/`` or ``\\``,
+    any backslash, a drive letter, an empty, ``.`` or ``..`` segment, and a ``.git`` or
+    ``.sidecar`` segment. ``.`` alone is accepted only with ``allow_dot``.
+    (Workspace cwd paths follow other rules: ``workspace.repository_path_issue``.)
+    """
+    if (
+        not value
+        or CONTROL_CHARACTER_RE.search(value)
+        or not is_well_formed_unicode(value)
+        or value.startswith(("/", "\\"))
+        or "\\" in value
+        or DRIVE_PREFIX_RE.match(value)
+    ):
+        return False
+    if value == ".":
+        return allow_dot
+    parts = value.split("/")
+    return all(part not in ("", ".", "..") for part in parts) and not any(
+        part in _RESERVED_ROOTS for part in parts
+    )
+
+
+# ``z.iso.datetime()`` of zod 4.4.3, the version the reference pins: a calendar-valid
+# date, ``T``, hh:mm with optional seconds and fraction, and ``Z`` (no offsets).
+_DATE = (
+    r"(?:(?:[0-9]{2}[2468][048]|[0-9]{2}[13579][26]|[0-9]{2}0[48]|[02468][048]00|[13579][26]00)-02-29"
+    r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|(?:02)-(?:0[1-9]|1[0-9]|2[0-8])))"
+)
+_ISO_DATETIME_RE: Final = re.compile(
+    _DATE + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?Z"
+)
+
+
+_OFFSET_DATETIME_RE: Final = re.compile(
+    _DATE
+    + r"T(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
+    + r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+
+
+def is_iso_datetime(value: str) -> bool:
+    return _ISO_DATETIME_RE.fullmatch(value) is not None
+
+
+def _check_iso_datetime(value: str) -> str:
+    if not is_iso_datetime(value):
+        raise PydanticCustomError(
+            "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
+        )
+    return value
+
+
+IsoDatetime = Annotated[
+    str, AfterValidator(_check_iso_datetime),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""zod ``z.iso.datetime()`` (4.4.3): ``YYYY-MM-DDTHH:MM[:SS[.fff]]Z``."""
+
+
+def _check_offset_datetime(value: str) -> str:
+    if _OFFSET_DATETIME_RE.fullmatch(value) is None:
+        raise PydanticCustomError(
+            "iso_datetime",
+            "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
+        )
+    return value
+
+
+OffsetIsoDatetime = Annotated[
+    str, AfterValidator(_check_offset_datetime),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""zod ``z.string().datetime({ offset: true })`` (4.4.3): ``Z`` or a ``+hh:mm`` offset."""

@@ -1,0 +1,401 @@
+"""The base every wire model inherits, and the immutable container types they use.
+
+Conventions (see CONTRIBUTING.md):
+
+* Python attributes are snake_case; the wire name is the camelCase alias. Both are
+  accepted by the constructor; :meth:`WireModel.parse_wire` accepts wire names only.
+* Unknown fields are refused (``extra="forbid"``), scalars are strict (no ``"1"`` for
+  1, no ``1`` for ``True``), NaN and infinities are refused.
+* An optional field is written ``x: T | None = None``. On the wire it is either
+  absent or a ``T``: ``parse_wire`` refuses an explicit ``null`` and ``to_wire()``
+  omits the key. In Python code, ``Model(x=None)`` means absent.
+  A field that really carries ``null`` on the wire is listed in ``wire_nullable``.
+* Instances are frozen; arrays are tuples (:data:`WireList`), maps are
+  :class:`FrozenDict` (:data:`WireMap`), and free JSON is deep-frozen (:data:`JsonValue`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from agent_interface.core.canonical import (
+    canonical_bytes,
+    canonical_digest,
+)
+from agent_interface.core.errors import (
+    ContractError,
+    ContractIssue,
+    contract_error_from_validation,
+)
+
+__all__ = [
+    "FrozenDict",
+    "JsonObject",
+    "JsonValue",
+    "WireAdapter",
+    "WireInt",
+    "WireList",
+    "WireMap",
+    "WireModel",
+    "deep_freeze",
+    "free_json_validator",
+    "thaw",
+    "wire_adapter",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class FrozenDict(dict[K, V]):
+    """A ``dict`` that refuses mutation; hashable when its values are."""
+
+    __slots__ = ()
+
+    def _immutable(self, *_args: object, **_kwargs: object) -> NoReturn:
+        raise TypeError("FrozenDict is immutable")
+
+    __setitem__ = _immutable
+    __delitem__ = _immutable
+    clear = _immutable
+    pop = _immutable
+    popitem = _immutable
+    setdefault = _immutable
+    update = _immutable
+    __ior__ = _immutable
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda item: repr(item[0]))))
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, _memo: object) -> Self:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+def deep_freeze(value: Any) -> Any:
+    """Deeply immutable copy of a JSON value: dicts become FrozenDict, lists tuples."""
+    if isinstance(value, dict):
+        return FrozenDict({key: deep_freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(deep_freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Plain ``dict``/``list`` copy of a frozen JSON value."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
+
+
+_JSON_NULL_VALIDATORS: set[Any] = set()
+
+
+def free_json_validator(func: Any) -> Any:
+    """Mark a ``BeforeValidator`` function as validating free JSON (``null`` included).
+
+    An optional field of such a type accepts an explicit ``null`` (zod
+    ``jsonSchema.optional()``) and writes it back only when it was sent.
+    """
+    _JSON_NULL_VALIDATORS.add(func)
+    return func
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _as_frozen_dict(value: dict[Any, Any]) -> FrozenDict[Any, Any]:
+    return value if isinstance(value, FrozenDict) else FrozenDict(value)
+
+
+def _integral_number(value: Any) -> Any:
+    # JavaScript has one number type: 2.0 and 2e0 are the integer 2 to zod's .int().
+    if type(value) is float and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
+WireInt = Annotated[int, BeforeValidator(_integral_number)]
+"""An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
+
+WireList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
+"""A JSON array held as a tuple. Lists are accepted on input."""
+
+WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
+"""A JSON object with arbitrary string keys, held as a :class:`FrozenDict`."""
+
+
+_MAX_JSON_DEPTH = 256
+
+
+@free_json_validator
+def _check_json(value: Any, depth: int = 0) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return value
+    if kind is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise PydanticCustomError("finite_number", "number must be finite")
+        return value
+    if depth >= _MAX_JSON_DEPTH:
+        raise PydanticCustomError("too_deep", "JSON value is nested too deeply")
+    if isinstance(value, dict):
+        frozen: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise PydanticCustomError("json_type", "object keys must be strings")
+            frozen[key] = _check_json(item, depth + 1)
+        return FrozenDict(frozen)
+    if isinstance(value, (list, tuple)):
+        return tuple(_check_json(item, depth + 1) for item in value)
+    raise PydanticCustomError("json_type", "value is not JSON")
+
+
+def _check_json_object(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise PydanticCustomError("json_object", "value must be a JSON object")
+    return _check_json(value)
+
+
+def _thaw_for_wire(value: Any) -> Any:
+    return thaw(value)
+
+
+JsonValue = Annotated[
+    Any,
+    BeforeValidator(_check_json),
+    PlainSerializer(_thaw_for_wire),
+    WithJsonSchema({}),
+]
+"""Any finite JSON value, deep-frozen on validation and plain again on output."""
+
+JsonObject = Annotated[
+    Any,
+    BeforeValidator(_check_json_object),
+    PlainSerializer(_thaw_for_wire),
+    WithJsonSchema({"type": "object"}),
+]
+"""A finite JSON object, deep-frozen (``Record<string, unknown>`` on the wire)."""
+
+
+def _accepts_json_null(annotation: Any, metadata: Any = ()) -> bool:
+    """True when ``annotation`` contains a free-JSON type, whose values include ``null``."""
+    for meta in (*metadata, *getattr(annotation, "__metadata__", ())):
+        if isinstance(meta, BeforeValidator) and meta.func in _JSON_NULL_VALIDATORS:
+            return True
+    return any(_accepts_json_null(arg) for arg in get_args(annotation))
+
+
+def _drop_null_from_optional(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    nullable: frozenset[str] = getattr(cls, "wire_nullable", frozenset())
+    properties = schema.get("properties", {})
+    for name, field in cls.model_fields.items():
+        wire_name = field.alias or name
+        prop = properties.get(wire_name)
+        if prop is None or name in nullable or field.is_required():
+            continue
+        options = prop.get("anyOf")
+        if isinstance(options, list) and {"type": "null"} in options:
+            rest = [option for option in options if option != {"type": "null"}]
+            prop.pop("anyOf")
+            if len(rest) == 1:
+                prop.update(rest[0])
+            else:
+                prop["anyOf"] = rest
+            if prop.get("default", 0) is None:
+                prop.pop("default")
+
+
+class WireModel(BaseModel):
+    """Strict, frozen, camelCase-on-the-wire base model."""
+
+    model_config = ConfigDict(
+        strict=True,
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        allow_inf_nan=False,
+        hide_input_in_errors=True,
+        json_schema_extra=_drop_null_from_optional,
+    )
+
+    wire_nullable: ClassVar[frozenset[str]] = frozenset()
+    """Python names of fields whose wire value may be ``null``.
+
+    With a ``None`` default, such a field is written only when it was given (an
+    absent key stays absent); a sent ``null`` is written back as ``null``.
+    """
+
+    _none_fields: ClassVar[dict[str, str]] = {}
+    _sent_only_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        refused: dict[str, str] = {}
+        sent_only: list[str] = []
+        for name, field in cls.model_fields.items():
+            if field.is_required() or field.default is not None:
+                continue
+            if name in cls.wire_nullable or _accepts_json_null(field.annotation, field.metadata):
+                # zod ``x.nullable().optional()`` or ``jsonSchema.optional()``: null is a value.
+                sent_only.append(name)
+                continue
+            refused[name] = name
+            if field.alias:
+                refused[field.alias] = name
+        cls._none_fields = refused
+        cls._sent_only_fields = tuple(sent_only)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_explicit_null(cls, data: Any, info: ValidationInfo) -> Any:
+        # On the wire an optional key is absent or a value; in Python, None is absent.
+        if isinstance(data, dict) and cls._none_fields and info.context is _WIRE_CONTEXT:
+            for key, item in data.items():
+                if item is None and key in cls._none_fields:
+                    raise PydanticCustomError(
+                        "null_not_allowed",
+                        "field {field} is optional: omit it instead of sending null",
+                        {"field": key},
+                    )
+        return data
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self._none_fields_present():
+                data.pop(name, None)
+        return data
+
+    def _none_fields_present(self) -> Iterator[str]:
+        fields = type(self).model_fields
+        for name in type(self)._none_fields.values():
+            if getattr(self, name) is None:
+                field = fields[name]
+                yield field.alias or name
+        for name in type(self)._sent_only_fields:
+            if getattr(self, name) is None and name not in self.model_fields_set:
+                field = fields[name]
+                yield field.alias or name
+
+    def to_wire(self) -> dict[str, Any]:
+        """JSON-compatible dict with wire names; absent optional fields are omitted.
+
+        Strings are kept exactly (a lone surrogate is not replaced), so a digest of
+        this value refuses ill-formed text instead of hashing altered text.
+        """
+        wire: dict[str, Any] = thaw(self.model_dump(mode="python", by_alias=True))
+        return wire
+
+    def to_wire_json(self) -> bytes:
+        """Compact JSON bytes of :meth:`to_wire` (not canonical; see :meth:`canonical_bytes`)."""
+        return self.model_dump_json(by_alias=True).encode("utf-8")
+
+    def canonical_bytes(self) -> bytes:
+        """RFC 8785 bytes of the wire form."""
+        return canonical_bytes(self.model_dump(mode="python", by_alias=True))
+
+    def canonical_digest(self) -> str:
+        """``sha256:<hex>`` of the RFC 8785 wire form."""
+        return canonical_digest(self.model_dump(mode="python", by_alias=True))
+
+    @classmethod
+    def parse_wire(cls, data: bytes | str | Mapping[str, Any]) -> Self:
+        """Validate a wire document (JSON bytes/str or a parsed mapping) by wire names."""
+        parsed: Self = wire_adapter(cls).parse(data)
+        return parsed
+
+
+_WIRE_CONTEXT: Any = {"wire": True}
+"""Validation context of :meth:`WireAdapter.parse`: the wire rules apply (null refused)."""
+
+_ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
+
+
+class WireAdapter(Generic[T]):
+    """Validation, serialization and schema for any wire type (models and unions)."""
+
+    def __init__(self, tp: Any, name: str | None = None) -> None:
+        self.type = tp
+        self.name = name or getattr(tp, "__name__", repr(tp))
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            self.adapter: TypeAdapter[T] = TypeAdapter(tp)
+        else:
+            # Unions and aliases carry no model config of their own: give them the
+            # same strictness as WireModel.
+            self.adapter = TypeAdapter(tp, config=_ADAPTER_CONFIG)
+
+    def parse(self, data: bytes | str | Any) -> T:
+        """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
+        try:
+            if isinstance(data, (bytes, bytearray, str)):
+                return self.adapter.validate_json(
+                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+                )
+            return self.adapter.validate_python(
+                data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+            )
+        except ValidationError as exc:
+            raise self._refusal(exc, data) from None
+
+    def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
+        document = data
+        if isinstance(data, (bytes, bytearray, str)):
+            try:
+                document = json.loads(data)
+            except (ValueError, RecursionError):
+                return ContractError(
+                    [ContractIssue("", "json_invalid", "input is not valid JSON")],
+                    subject=self.name,
+                )
+        return contract_error_from_validation(exc, subject=self.name, document=document)
+
+    def to_wire(self, value: T) -> Any:
+        return thaw(self.adapter.dump_python(value, mode="python", by_alias=True))
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.adapter.json_schema(by_alias=True)
+
+
+@cache
+def wire_adapter(tp: Any, name: str | None = None) -> WireAdapter[Any]:
+    """Cached :class:`WireAdapter` for ``tp`` (build once, reuse for every document)."""
+    return WireAdapter(tp, name)

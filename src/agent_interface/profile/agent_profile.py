@@ -1,0 +1,371 @@
+"""The provider-neutral agent profile (``agent-profile.ts``, ``profile-schema.ts``).
+
+:class:`AgentProfile` is the exact wire contract of ``agentProfileSchema``: every object is
+strict (unknown keys refused), record keys must be well-formed Unicode, MCP and hook
+configuration carries only tagged public values or opaque secret references, and the three
+token ceilings obey "no single ceiling above the total". The optional ``seats`` chain (see
+:mod:`agent_interface.seats`) is validated here because its rules are part of the profile.
+
+Identity: :func:`canonical_agent_profile_json` is the RFC 8785 text of the validated wire
+form (absent optional fields are omitted, exactly as the reference drops ``undefined``) and
+:func:`canonical_agent_profile_digest` its ``sha256:`` digest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import (
+    Field,
+    model_validator,
+)
+
+from agent_interface.core.canonical import (
+    canonical_json,
+    is_well_formed_unicode,
+)
+from agent_interface.core.contract_limits import (
+    BoundedIdentifier,
+)
+from agent_interface.core.model import (
+    JsonObject,
+    WireList,
+    WireMap,
+    WireModel,
+    thaw,
+)
+from agent_interface.core.registry import register_wire_models
+from agent_interface.profile.config import AgentProfileEnvironment
+from agent_interface.profile.harness import (
+    HarnessType,
+    ReasoningEffort,
+    harness_honors_effort,
+    harness_reasoning_efforts,
+    harness_system_prompt_intents,
+)
+from agent_interface.profile.mcp_servers import AgentProfileMcpServer
+from agent_interface.profile.resources import (
+    AgentProfilePrompt,
+    AgentProfileResources,
+)
+from agent_interface.profile.scalars import (
+    AgentProfilePermission,
+    JsNumber,
+    Loc,
+    NonEmptyString,
+    PositiveInt,
+    PositiveNumber,
+    _refuse,
+)
+
+__all__ = [
+    "SANDBOX_SIZE_PRESET_NAMES",
+    "AgentProfile",
+    "AgentProfileConfidential",
+    "AgentProfileConnection",
+    "AgentProfileHookCommand",
+    "AgentProfileMode",
+    "AgentProfileModelHints",
+    "AgentProfileSeatAccountSelector",
+    "AgentProfileSeatAllEligible",
+    "AgentProfileSeatNamedAccount",
+    "AgentProfileSeatStage",
+    "AgentSubagentProfile",
+    "Capability",
+    "SandboxSizePreset",
+    "seat_chain_issues",
+]
+
+
+class AgentProfileModelHints(WireModel):
+    """Model selection hints. Each single token ceiling must not exceed
+    ``maxTotalOutputTokens`` when both are set; nothing is clamped."""
+
+    default: str | None = None
+    small: str | None = None
+    provider: str | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    max_visible_output_tokens: PositiveInt | None = None
+    max_reasoning_tokens: PositiveInt | None = None
+    max_total_output_tokens: PositiveInt | None = None
+    metadata: JsonObject | None = None
+
+    @model_validator(mode="after")
+    def _ceilings_within_total(self) -> AgentProfileModelHints:
+        total = self.max_total_output_tokens
+        if total is None:
+            return self
+        issues: list[tuple[Loc, str, str]] = []
+        if self.max_visible_output_tokens is not None and self.max_visible_output_tokens > total:
+            issues.append(
+                (
+                    ("maxVisibleOutputTokens",),
+                    "token_ceiling_exceeds_total",
+                    "maxVisibleOutputTokens must not exceed maxTotalOutputTokens",
+                )
+            )
+        if self.max_reasoning_tokens is not None and self.max_reasoning_tokens > total:
+            issues.append(
+                (
+                    ("maxReasoningTokens",),
+                    "token_ceiling_exceeds_total",
+                    "maxReasoningTokens must not exceed maxTotalOutputTokens",
+                )
+            )
+        if issues:
+            _refuse("AgentProfileModelHints", issues)
+        return self
+
+
+# -- subagents, hooks, modes, confidential, connections ---------------------------------------
+
+
+class AgentSubagentProfile(WireModel):
+    description: str | None = None
+    prompt: str | None = None
+    model: str | None = None
+    tools: WireMap[bool] | None = None
+    permissions: WireMap[AgentProfilePermission] | None = None
+    max_steps: JsNumber | None = None
+    metadata: JsonObject | None = None
+
+
+class AgentProfileHookCommand(WireModel):
+    command: str
+    timeout_ms: PositiveNumber | None = None
+    blocking: bool | None = None
+    matcher: str | None = None
+    env: AgentProfileEnvironment | None = None
+
+
+class AgentProfileMode(WireModel):
+    description: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    tools: WireMap[bool] | None = None
+    permissions: WireMap[AgentProfilePermission] | None = None
+    metadata: JsonObject | None = None
+
+
+class AgentProfileConfidential(WireModel):
+    tee: str | None = None
+    """TEE variant: ``tdx``, ``nitro``, ``phala-dstack``, ``sev-snp``, ``any`` or another name."""
+    attestation_nonce: str | None = None
+    sealed: bool | None = None
+    attestation_refresh: bool | None = None
+
+
+class AgentProfileConnection(WireModel):
+    """Hub-managed integration grant: one connection and the capabilities granted on it."""
+
+    connection_id: NonEmptyString
+    capabilities: Annotated[WireList[NonEmptyString], Field(min_length=1)]
+    alias: NonEmptyString | None = None
+
+
+# -- seats -------------------------------------------------------------------------------------
+
+
+class AgentProfileSeatAllEligible(WireModel):
+    """Let the account manager try every eligible seat, in its own order."""
+
+    kind: Literal["all-eligible"]
+
+
+class AgentProfileSeatNamedAccount(WireModel):
+    """Run this stage on exactly one named account."""
+
+    kind: Literal["seat"]
+    account_id: BoundedIdentifier
+
+
+AgentProfileSeatAccountSelector = Annotated[
+    AgentProfileSeatAllEligible | AgentProfileSeatNamedAccount, Field(discriminator="kind")
+]
+
+
+class AgentProfileSeatStage(WireModel):
+    """One stage of a seat chain: harness, provider, model and account selector, with
+    optional replacement ``tools`` / ``permissions`` maps (``{}`` removes the profile's
+    map for this stage; an omitted map inherits it)."""
+
+    harness: HarnessType
+    provider: BoundedIdentifier
+    model: BoundedIdentifier
+    account: AgentProfileSeatAccountSelector
+    tools: WireMap[bool] | None = None
+    permissions: WireMap[AgentProfilePermission] | None = None
+
+
+# -- the profile -------------------------------------------------------------------------------
+
+
+def _ill_formed_keys(
+    value: Any, path: Loc, ancestors: frozenset[int] = frozenset()
+) -> Iterator[Loc]:
+    # Cycles and excessive depth are left to the JSON validators, which refuse them.
+    if id(value) in ancestors or len(path) > 300:
+        return
+    inner = ancestors | {id(value)}
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and not is_well_formed_unicode(key):
+                yield (*path, key)
+            yield from _ill_formed_keys(item, (*path, key), inner)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _ill_formed_keys(item, (*path, index), inner)
+
+
+def _same_map(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> bool:
+    if left is None or right is None:
+        return left is right
+    return canonical_json(thaw(left)) == canonical_json(thaw(right))
+
+
+class AgentProfile(WireModel):
+    """The complete provider-neutral agent profile (``agentProfileSchema``)."""
+
+    name: str | None = None
+    description: str | None = None
+    version: str | None = None
+    tags: WireList[str] | None = None
+    prompt: AgentProfilePrompt | None = None
+    model: AgentProfileModelHints | None = None
+    harness: HarnessType | None = None
+    """Authored harness preference; part of identity. An executor may override it per run."""
+    permissions: WireMap[AgentProfilePermission] | None = None
+    tools: WireMap[bool] | None = None
+    mcp: WireMap[AgentProfileMcpServer] | None = None
+    connections: WireList[AgentProfileConnection] | None = None
+    subagents: WireMap[AgentSubagentProfile] | None = None
+    resources: AgentProfileResources | None = None
+    hooks: WireMap[WireList[AgentProfileHookCommand]] | None = None
+    modes: WireMap[AgentProfileMode] | None = None
+    confidential: AgentProfileConfidential | None = None
+    metadata: JsonObject | None = None
+    extensions: WireMap[JsonObject] | None = None
+    """Backend namespaces for non-portable settings."""
+    seats: Annotated[WireList[AgentProfileSeatStage], Field(min_length=1)] | None = None
+    """Ordered chain continuing one logical agent across subscriptions; omitted keeps the
+    single-provider policy."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _record_keys_are_unicode(cls, data: Any) -> Any:
+        bad = list(_ill_formed_keys(data, ()))
+        if bad:
+            _refuse(
+                "AgentProfile",
+                [
+                    (loc, "ill_formed_unicode", "record keys must contain valid Unicode")
+                    for loc in bad
+                ],
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _seat_chain_rules(self) -> AgentProfile:
+        if self.seats is not None:
+            issues = seat_chain_issues(self)
+            if issues:
+                _refuse("AgentProfile", issues)
+        return self
+
+
+def seat_chain_issues(profile: AgentProfile) -> list[tuple[Loc, str, str]]:
+    """Every broken seat-chain rule of a profile, as ``(location, code, message)``."""
+    seats = profile.seats
+    if not seats:
+        return []
+    issues: list[tuple[Loc, str, str]] = []
+    first = seats[0]
+    model = profile.model
+    for field, authored, label in (
+        ("harness", profile.harness, "harness"),
+        ("provider", model.provider if model else None, "model.provider"),
+        ("model", model.default if model else None, "model.default"),
+    ):
+        if getattr(first, field) != authored:
+            issues.append(
+                (
+                    ("seats", 0, field),
+                    "seat_first_stage_mismatch",
+                    f"the first seat stage's {field} must equal the profile's {label}",
+                )
+            )
+    for field in ("tools", "permissions"):
+        named = getattr(first, field)
+        if named is not None and not _same_map(named, getattr(profile, field)):
+            issues.append(
+                (
+                    ("seats", 0, field),
+                    "seat_first_stage_map_mismatch",
+                    f"a first-stage {field} map must equal the profile's {field} map",
+                )
+            )
+    effort = model.reasoning_effort if model else None
+    prompt = profile.prompt
+    for index, stage in enumerate(seats):
+        if effort is not None and (
+            effort not in harness_reasoning_efforts(stage.harness)
+            or not harness_honors_effort(stage.harness)
+        ):
+            issues.append(
+                (
+                    ("seats", index, "harness"),
+                    "seat_reasoning_effort_unsupported",
+                    "the stage's harness cannot honor the profile's reasoning effort",
+                )
+            )
+        intents = harness_system_prompt_intents(stage.harness)
+        if prompt is not None and prompt.system_prompt is not None and not intents.replace:
+            issues.append(
+                (
+                    ("seats", index, "harness"),
+                    "seat_system_prompt_replace_unsupported",
+                    "the stage's harness cannot replace its system prompt, and the profile sets systemPrompt",
+                )
+            )
+        if prompt is not None and prompt.append_system_prompt is not None and not intents.append:
+            issues.append(
+                (
+                    ("seats", index, "harness"),
+                    "seat_system_prompt_append_unsupported",
+                    "the stage's harness cannot add to its system prompt, and the profile sets appendSystemPrompt",
+                )
+            )
+    return issues
+
+
+# -- sandbox sizes and registered capabilities ---------------------------------------------------
+
+SandboxSizePreset = Literal["nano", "small", "medium", "large"]
+SANDBOX_SIZE_PRESET_NAMES: Final[tuple[SandboxSizePreset, ...]] = (
+    "nano",
+    "small",
+    "medium",
+    "large",
+)
+
+
+class Capability(WireModel):
+    """A registered capability: a stable id and its full profile."""
+
+    id: NonEmptyString
+    definition: AgentProfile
+    recommended_size: SandboxSizePreset | None = None
+
+
+register_wire_models(
+    AgentProfile=AgentProfile,
+    AgentProfileModelHints=AgentProfileModelHints,
+    AgentSubagentProfile=AgentSubagentProfile,
+    AgentProfileHookCommand=AgentProfileHookCommand,
+    AgentProfileMode=AgentProfileMode,
+    AgentProfileConfidential=AgentProfileConfidential,
+    AgentProfileConnection=AgentProfileConnection,
+    AgentProfileSeatStage=AgentProfileSeatStage,
+    AgentProfileSeatAccountSelector=AgentProfileSeatAccountSelector,
+    Capability=Capability,
+)

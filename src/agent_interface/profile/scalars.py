@@ -1,0 +1,141 @@
+"""The provider-neutral agent profile (``agent-profile.ts``, ``profile-schema.ts``).
+
+:class:`AgentProfile` is the exact wire contract of ``agentProfileSchema``: every object is
+strict (unknown keys refused), record keys must be well-formed Unicode, MCP and hook
+configuration carries only tagged public values or opaque secret references, and the three
+token ceilings obey "no single ceiling above the total". The optional ``seats`` chain (see
+:mod:`agent_interface.seats`) is validated here because its rules are part of the profile.
+
+Identity: :func:`canonical_agent_profile_json` is the RFC 8785 text of the validated wire
+form (absent optional fields are omitted, exactly as the reference drops ``undefined``) and
+:func:`canonical_agent_profile_digest` its ``sha256:`` digest."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NoReturn, TypeAlias
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from agent_interface.core.canonical import (
+    MAX_SAFE_INTEGER,
+)
+from agent_interface.core.model import (
+    WireMap,
+)
+from agent_interface.core.registry import register_wire_models
+
+__all__ = [
+    "AgentProfilePermission",
+    "AgentProfilePermissionValue",
+]
+
+
+# -- refusals at a nested path ---------------------------------------------------------------
+
+Loc: TypeAlias = tuple[str | int, ...]
+
+
+def _refuse(title: str, issues: list[tuple[Loc, str, str]]) -> NoReturn:
+    """Raise a ValidationError whose locations pydantic prefixes with the caller's own."""
+    raise ValidationError.from_exception_data(
+        title,
+        [
+            InitErrorDetails(type=PydanticCustomError(code, message), loc=loc, input=None)
+            for loc, code, message in issues
+        ],
+    )
+
+
+# -- small value checks ---------------------------------------------------------------------
+
+
+def _positive_int(value: Any) -> Any:
+    # zod z.number().int().positive(): a JavaScript number with an integral value in the
+    # safe range; 5.0 is the number 5.
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    if type(value) is not int:
+        raise PydanticCustomError("int_type", "value must be an integer")
+    if value > MAX_SAFE_INTEGER:
+        raise PydanticCustomError("too_big", "integer must be within the safe integer range")
+    if value <= 0:
+        raise PydanticCustomError("too_small", "number must be greater than 0")
+    return value
+
+
+PositiveInt = Annotated[
+    int, BeforeValidator(_positive_int), WithJsonSchema({"type": "integer", "exclusiveMinimum": 0})
+]
+
+
+def _js_number(value: Any) -> Any:
+    if type(value) is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise PydanticCustomError("finite_number", "number must be finite")
+        return int(value) if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER else value
+    if type(value) is not int:
+        raise PydanticCustomError("number_type", "value must be a number")
+    return value
+
+
+JsNumber = Annotated[int | float, BeforeValidator(_js_number), WithJsonSchema({"type": "number"})]
+"""zod ``z.number()``: any finite number; integral floats are held as ``int``."""
+
+
+def _positive_number(value: Any) -> Any:
+    value = _js_number(value)
+    if value <= 0:
+        raise PydanticCustomError("too_small", "number must be greater than 0")
+    return value
+
+
+PositiveNumber = Annotated[
+    int | float,
+    BeforeValidator(_positive_number),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0}),
+]
+
+
+def _exactly(expected: bool) -> Any:
+    def check(value: bool) -> bool:
+        if value is not expected:
+            raise PydanticCustomError(
+                "literal_error", "value must be {expected}", {"expected": str(expected).lower()}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+TrueOnly = Annotated[bool, _exactly(True), WithJsonSchema({"const": True})]
+FalseOnly = Annotated[bool, _exactly(False), WithJsonSchema({"const": False})]
+
+
+def _non_empty(value: str) -> str:
+    if value == "":
+        raise PydanticCustomError("string_too_short", "string must not be empty")
+    return value
+
+
+NonEmptyString = Annotated[
+    str, AfterValidator(_non_empty), WithJsonSchema({"type": "string", "minLength": 1})
+]
+
+
+# -- permissions, resources, prompt, model ---------------------------------------------------
+
+AgentProfilePermissionValue = Literal["allow", "deny", "ask"]
+AgentProfilePermission = AgentProfilePermissionValue | WireMap[AgentProfilePermissionValue]
+"""One permission value, or a map of sub-capability -> value."""
+
+
+register_wire_models(
+    AgentProfilePermissionValue=AgentProfilePermissionValue,
+    AgentProfilePermission=AgentProfilePermission,
+)

@@ -1,0 +1,228 @@
+"""Message parts and portable messages (``parts.ts``, ``backend-message.ts``).
+
+:data:`InputPart` is what a caller sends in a turn; :data:`Part` is what a runner
+reports back; :class:`BackendMessage` is the portable conversation message that
+context transfer reuses. The strict shapes follow the reference's zod schemas in
+``portable-context-shared.ts`` and ``runtime-control.ts``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from agent_interface.core.contract_limits import (
+    CONTRACT_MAX_ARRAY_LENGTH,
+    BoundedIdentifier,
+    BoundedJson,
+    BoundedJsonRecord,
+    BoundedString,
+    IsoDatetime,
+    js_trim,
+)
+from agent_interface.core.model import (
+    WireList,
+    WireModel,
+)
+from agent_interface.core.registry import register_wire_models
+
+__all__ = [
+    "BackendMessage",
+    "FilePart",
+    "InputFilePart",
+    "InputImagePart",
+    "InputPart",
+    "InputTextPart",
+    "Part",
+    "ReasoningPart",
+    "SubtaskPart",
+    "TextPart",
+    "ToolPart",
+    "ToolState",
+    "ToolStateCompleted",
+    "ToolStateError",
+    "ToolStatePending",
+    "ToolStateRunning",
+    "normalize_input_parts",
+    "render_input_parts_as_text",
+]
+
+
+class InputTextPart(WireModel):
+    type: Literal["text"] = "text"
+    text: BoundedString
+
+
+class InputFilePart(WireModel):
+    type: Literal["file"] = "file"
+    filename: BoundedString | None = None
+    media_type: BoundedString | None = None
+    url: BoundedString | None = None
+    path: BoundedString | None = None
+    content: BoundedString | None = None
+
+
+class InputImagePart(WireModel):
+    type: Literal["image"] = "image"
+    filename: BoundedString | None = None
+    media_type: BoundedString | None = None
+    url: BoundedString | None = None
+    path: BoundedString | None = None
+
+
+InputPart = Annotated[InputTextPart | InputFilePart | InputImagePart, Field(discriminator="type")]
+"""A part of a caller's turn input (``InputPartSchema``)."""
+
+
+class _ToolTime(WireModel):
+    start: float
+    end: float | None = None
+
+
+class _ToolStartTime(WireModel):
+    start: float
+
+
+class _ToolSpan(WireModel):
+    start: float
+    end: float
+
+
+class ToolStatePending(WireModel):
+    status: Literal["pending"] = "pending"
+    input: BoundedJsonRecord
+    raw: BoundedString | None = None
+
+
+class ToolStateRunning(WireModel):
+    status: Literal["running"] = "running"
+    input: BoundedJsonRecord
+    title: BoundedString | None = None
+    metadata: BoundedJsonRecord | None = None
+    time: _ToolStartTime | None = None
+
+
+class ToolStateCompleted(WireModel):
+    status: Literal["completed"] = "completed"
+    input: BoundedJsonRecord
+    output: BoundedJson
+    title: BoundedString | None = None
+    metadata: BoundedJsonRecord | None = None
+    time: _ToolSpan | None = None
+
+
+class ToolStateError(WireModel):
+    status: Literal["error", "failed"]
+    input: BoundedJsonRecord
+    error: BoundedString | None = None
+    output: BoundedJson | None = None
+    metadata: BoundedJsonRecord | None = None
+    time: _ToolTime | None = None
+
+
+ToolState = Annotated[
+    ToolStatePending | ToolStateRunning | ToolStateCompleted | ToolStateError,
+    Field(discriminator="status"),
+]
+
+
+class _PartBase(WireModel):
+    id: BoundedIdentifier
+    session_id: BoundedIdentifier = Field(alias="sessionID")
+    message_id: BoundedIdentifier = Field(alias="messageID")
+
+
+class TextPart(_PartBase):
+    type: Literal["text"] = "text"
+    text: BoundedString
+
+
+class ToolPart(_PartBase):
+    type: Literal["tool"] = "tool"
+    call_id: BoundedIdentifier | None = Field(default=None, alias="callID")
+    tool: BoundedIdentifier
+    state: ToolState
+    metadata: BoundedJsonRecord | None = None
+
+
+class ReasoningPart(_PartBase):
+    type: Literal["reasoning"] = "reasoning"
+    text: BoundedString
+
+
+class FilePart(_PartBase):
+    type: Literal["file"] = "file"
+    filename: BoundedString | None = None
+    media_type: BoundedString | None = None
+    url: BoundedString | None = None
+
+
+class SubtaskPart(_PartBase):
+    type: Literal["subtask"] = "subtask"
+    prompt: BoundedString
+    description: BoundedString
+    agent: BoundedIdentifier
+
+
+Part = Annotated[
+    TextPart | ToolPart | ReasoningPart | FilePart | SubtaskPart, Field(discriminator="type")
+]
+"""A part of a runner's output message (the reference's runtime ``partSchema``)."""
+
+
+class BackendMessage(WireModel):
+    """A portable conversation message (``BackendMessageSchema``).
+
+    ``parts`` are bounded JSON values: a :data:`Part`, an :data:`InputPart`, or a
+    provider's own part that the receiver must treat as opaque.
+    """
+
+    id: BoundedIdentifier
+    role: Literal["user", "assistant", "system"]
+    parts: Annotated[WireList[BoundedJson], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]
+    timestamp: Annotated[IsoDatetime, Field(max_length=64)]
+    metadata: BoundedJsonRecord | None = None
+
+
+def normalize_input_parts(
+    message: str | None = None, parts: tuple[InputPart, ...] | list[InputPart] | None = None
+) -> tuple[InputPart, ...]:
+    """``normalizeInputParts``: explicit parts win; else a non-empty message is one text part."""
+    if parts:
+        return tuple(parts)
+    if message:
+        return (InputTextPart(text=message),)
+    return ()
+
+
+def render_input_parts_as_text(parts: tuple[InputPart, ...] | list[InputPart]) -> str:
+    """``renderInputPartsAsText``: text parts joined, attachments listed after them."""
+    texts: list[str] = []
+    attachments: list[str] = []
+    for part in parts:
+        if isinstance(part, InputTextPart):
+            if part.text:
+                texts.append(part.text)
+            continue
+        is_image = isinstance(part, InputImagePart)
+        label = (
+            part.path
+            or part.filename
+            or part.url
+            or ("image attachment" if is_image else "file attachment")
+        )
+        attachments.append(f"[{'Image' if is_image else 'File'}: {label}]")
+    text = js_trim("\n\n".join(texts))
+    if not attachments:
+        return text
+    block = "Attached files:\n" + "\n".join(attachments)
+    return f"{text}\n\n{block}" if text else block
+
+
+register_wire_models(
+    InputPart=InputPart,
+    Part=Part,
+    ToolState=ToolState,
+    BackendMessage=BackendMessage,
+)

@@ -1,0 +1,158 @@
+"""Durable plans: submission, the human decision, and the typed continuation (``plan.ts``).
+
+A planning turn commits its plan before it may end; the next turn starts from a
+typed :class:`PlanContinuation` carrying the exact plan, the decision and the
+provider state committed with the submission. Trimmed strings are stored trimmed,
+as zod's ``.trim()`` outputs them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
+
+from agent_interface.core.contract_limits import (
+    OffsetIsoDatetime,
+    PositiveSafeInt,
+    Utf16Length,
+    js_trim,
+)
+from agent_interface.core.model import WireModel
+from agent_interface.core.registry import register_wire_models
+from agent_interface.runtime.usage import VersionOne
+
+__all__ = [
+    "AgentExecutionOutcome",
+    "AgentExecutionOutcomeAwaitingPlanDecision",
+    "AgentExecutionOutcomeCompleted",
+    "DurablePlan",
+    "NonEmptyString",
+    "OffsetDatetime",
+    "PlanContinuation",
+    "PlanDecision",
+    "PlanDecisionApproved",
+    "PlanDecisionRejected",
+    "PlanProviderKind",
+    "PlanProviderState",
+    "PlanProviderStateClaudeCode",
+    "PlanProviderStateCodex",
+    "PlanProviderStateOpencode",
+    "PlanSubmission",
+    "TrimmedNonEmptyString",
+]
+
+PlanProviderKind = Literal["claude-code", "codex", "opencode"]
+"""Harnesses with an enforceable durable-plan continuation contract."""
+
+NonEmptyString = Annotated[str, Utf16Length(min=1)]
+"""zod ``z.string().min(1)``."""
+
+
+def _trim_non_empty(value: str) -> str:
+    trimmed = js_trim(value)
+    if not trimmed:
+        raise PydanticCustomError("string_too_short", "string must not be empty or blank")
+    return trimmed
+
+
+TrimmedNonEmptyString = Annotated[str, AfterValidator(_trim_non_empty)]
+"""zod ``z.string().trim().min(1)``: stored trimmed, blank refused."""
+
+OffsetDatetime = OffsetIsoDatetime
+
+
+class PlanProviderStateClaudeCode(WireModel):
+    kind: Literal["claude-code"]
+    version: VersionOne
+    native_session_id: NonEmptyString
+
+
+class PlanProviderStateCodex(WireModel):
+    kind: Literal["codex"]
+    version: VersionOne
+    thread_id: NonEmptyString
+
+
+class PlanProviderStateOpencode(WireModel):
+    kind: Literal["opencode"]
+    version: VersionOne
+
+
+PlanProviderState = Annotated[
+    PlanProviderStateClaudeCode | PlanProviderStateCodex | PlanProviderStateOpencode,
+    Field(discriminator="kind"),
+]
+"""Credential-free provider correlation committed with a plan (closed union)."""
+
+
+class DurablePlan(WireModel):
+    """A plan committed by the runtime before the planning turn may end."""
+
+    id: NonEmptyString
+    revision: PositiveSafeInt
+    title: TrimmedNonEmptyString | None = None
+    body: TrimmedNonEmptyString
+    submitted_at: OffsetDatetime
+
+
+class PlanSubmission(WireModel):
+    """Provider-originated data needed to commit a plan exactly once."""
+
+    title: TrimmedNonEmptyString | None = None
+    body: TrimmedNonEmptyString
+    source_tool_call_id: NonEmptyString
+    provider_state: PlanProviderState
+
+
+class PlanDecisionApproved(WireModel):
+    outcome: Literal["approved"]
+
+
+class PlanDecisionRejected(WireModel):
+    outcome: Literal["rejected"]
+    feedback: TrimmedNonEmptyString
+
+
+PlanDecision = Annotated[
+    PlanDecisionApproved | PlanDecisionRejected, Field(discriminator="outcome")
+]
+"""The human verdict that starts the next turn."""
+
+
+class PlanContinuation(WireModel):
+    """Typed server-originated continuation after a plan decision."""
+
+    version: VersionOne
+    plan: DurablePlan
+    source_tool_call_id: NonEmptyString
+    decision: PlanDecision
+    provider_state: PlanProviderState
+
+
+class AgentExecutionOutcomeCompleted(WireModel):
+    type: Literal["completed"]
+
+
+class AgentExecutionOutcomeAwaitingPlanDecision(WireModel):
+    type: Literal["awaiting_plan_decision"]
+    plan: DurablePlan
+
+
+AgentExecutionOutcome = Annotated[
+    AgentExecutionOutcomeCompleted | AgentExecutionOutcomeAwaitingPlanDecision,
+    Field(discriminator="type"),
+]
+"""Terminal meaning of a successfully completed adapter invocation."""
+
+
+register_wire_models(
+    PlanProviderKind=PlanProviderKind,
+    PlanProviderState=PlanProviderState,
+    DurablePlan=DurablePlan,
+    PlanSubmission=PlanSubmission,
+    PlanDecision=PlanDecision,
+    PlanContinuation=PlanContinuation,
+    AgentExecutionOutcome=AgentExecutionOutcome,
+)
