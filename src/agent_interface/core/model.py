@@ -376,6 +376,16 @@ class WireAdapter(Generic[T]):
         except ValidationError as exc:
             raise self._refusal(exc, data) from None
 
+    def parse_value(self, value: Any) -> T:
+        """Validate an already-parsed JSON value, even a bare string (``parse`` reads a
+        ``str`` as JSON text)."""
+        try:
+            return self.adapter.validate_python(
+                value, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+            )
+        except ValidationError as exc:
+            raise self._refusal(exc, value) from None
+
     def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
         document = data
         if isinstance(data, (bytes, bytearray, str)):
