@@ -82,6 +82,11 @@ if TYPE_CHECKING:
         thaw as thaw,
         wire_adapter as wire_adapter,
     )
+    from .core.reference import (
+        REFERENCE_COMMIT as REFERENCE_COMMIT,
+        REFERENCE_PACKAGE as REFERENCE_PACKAGE,
+        REFERENCE_VERSION as REFERENCE_VERSION,
+    )
     from .durable.branching import (
         AgentWorkspaceBranching as AgentWorkspaceBranching,
         ForkedEnvironmentRef as ForkedEnvironmentRef,
@@ -695,6 +700,9 @@ _EXPORTS: dict[str, str] = {
     "free_json_validator": "core.model",
     "thaw": "core.model",
     "wire_adapter": "core.model",
+    "REFERENCE_COMMIT": "core.reference",
+    "REFERENCE_PACKAGE": "core.reference",
+    "REFERENCE_VERSION": "core.reference",
     "AgentWorkspaceBranching": "durable.branching",
     "ForkedEnvironmentRef": "durable.branching",
     "WorkspaceCheckpointConflict": "durable.branching",
