@@ -126,6 +126,22 @@ _GENERIC_MESSAGES = {
     "finite_number": "number must be finite",
 }
 
+# pydantic words one rule differently for JSON input and Python input (``Input should be
+# an object`` / ``Input should be a valid dictionary or instance of Model``), and even
+# uses another code for it (``model_attributes_type`` is the Python-input spelling of
+# ``dict_type``). One rule gets one code and one message, whichever form the input took.
+_SAME_RULE_CODES = {"model_attributes_type": "dict_type"}
+_SAME_RULE_MESSAGES = {
+    "model_type": "Input should be an object",
+    "dict_type": "Input should be an object",
+    "dataclass_type": "Input should be an object",
+    "list_type": "Input should be an array",
+    "tuple_type": "Input should be an array",
+    "set_type": "Input should be an array",
+    "frozen_set_type": "Input should be an array",
+    "iterable_type": "Input should be an array",
+}
+
 
 _NO_DOCUMENT = object()
 
@@ -141,7 +157,7 @@ def contract_error_from_validation(
     """
     issues: list[ContractIssue] = []
     for error in exc.errors(include_url=False, include_input=False):
-        code = str(error["type"])
+        code = _SAME_RULE_CODES.get(str(error["type"]), str(error["type"]))
         ctx = error.get("ctx", {})
         raw_loc = list(error["loc"])
         field = ctx.get("field")
@@ -153,7 +169,7 @@ def contract_error_from_validation(
             loc = _document_path(
                 raw_loc, document, absent_ok=code not in _BUILTIN_CODES, missing=code == "missing"
             )
-        message = _GENERIC_MESSAGES.get(code, str(error["msg"]))
+        message = _GENERIC_MESSAGES.get(code) or _SAME_RULE_MESSAGES.get(code) or str(error["msg"])
         if code in ("union_tag_invalid", "union_tag_not_found"):
             key = _discriminator_key(ctx.get("discriminator"))
             if key is not None:
