@@ -450,9 +450,11 @@ def test_registered_names() -> None:
         assert wire_adapter(REGISTERED[name], name).json_schema()
 
 
-def test_outcome_acknowledgement_drops_unknown_top_level_keys() -> None:
-    """The reference reads the acknowledgement as an intersection with a plain object: an
-    unknown key at its top level is stripped; nested objects stay strict."""
+def test_outcome_acknowledgement_drops_unknown_keys_at_every_depth() -> None:
+    """The reference reads the acknowledgement as an intersection with a plain object: zod
+    reports an unknown key there only when both sides refuse it, so an unknown key anywhere
+    in the acknowledgement (its proof and boundary included) is stripped. Outside the
+    acknowledgement the result stays strict."""
     acknowledgement = {
         "operationId": "continue-1",
         "requestDigest": digest_of("a"),
@@ -463,10 +465,35 @@ def test_outcome_acknowledgement_drops_unknown_top_level_keys() -> None:
     assert RESULT.to_wire(parsed) == {"acknowledgement": acknowledgement}
     with pytest.raises(ContractError):
         RESULT.parse({"acknowledgement": acknowledgement, "vendorNote": 1})
-    nested = {**acknowledgement, "status": "boundary_mismatch", "actualBoundary": {**proof(), "vendorNote": 1}}
-    assert ("/acknowledgement/actualBoundary/vendorNote", "extra_forbidden") in refusals(
-        lambda: RESULT.parse({"acknowledgement": nested})
+    nested = {**acknowledgement, "status": "boundary_mismatch", "actualBoundary": proof()}
+    expected = RESULT.to_wire(RESULT.parse({"acknowledgement": nested}))
+    with_proof_key = {**nested, "actualBoundary": {**proof(), "vendorNote": 1}}
+    boundary = {**proof()["boundary"], "vendorNote": 1}
+    with_boundary_key = {**nested, "actualBoundary": {**proof(), "boundary": boundary}}
+    for document in (with_proof_key, with_boundary_key):
+        assert RESULT.to_wire(RESULT.parse({"acknowledgement": document})) == expected
+
+
+def test_outcome_acknowledgement_with_a_dropped_key_skips_the_refinements_zod_skips() -> None:
+    """zod skips the refinements of an object whose subtree held an unknown key (the strict
+    side saw it), then the intersection drops the key: recorded from the reference 1.6.0."""
+    conflict = {
+        "operationId": "continue-1",
+        "requestDigest": digest_of("a"),
+        "status": "conflict",
+        "historyMessagesSent": 0,
+    }
+    assert ("/acknowledgement/existingRequestDigest", "existing_digest_missing") in refusals(
+        lambda: RESULT.parse({"acknowledgement": conflict})
     )
+    RESULT.parse({"acknowledgement": {**conflict, "vendorNote": 1}})
+    # Type and bound errors are still refusals.
+    with pytest.raises(ContractError):
+        RESULT.parse({"acknowledgement": {**conflict, "operationId": "", "vendorNote": 1}})
+    # The outer rule (a transport failure must be retryable) is not inside the intersection.
+    failure = {**conflict, "status": "transport_failure", "message": "m", "retryable": False}
+    with pytest.raises(ContractError):
+        RESULT.parse({"acknowledgement": {**failure, "vendorNote": 1}})
 
 
 def _nested_arrays(nodes: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ the retry, conflict and admission rules."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     BeforeValidator,
@@ -86,8 +86,13 @@ class NativeMessagesBoundary(WireModel):
     message_ids: IdentifierList
     digest: Sha256Digest
 
+    refinements_apply: ClassVar[bool] = True
+    """False on the variant read inside the reference's intersection, where zod skips them."""
+
     @model_validator(mode="after")
     def _refine(self) -> Self:
+        if not self.refinements_apply:
+            return self
         issues = Refinement("NativeMessagesBoundary")
         if len(set(self.message_ids)) != len(self.message_ids):
             issues.add(("messageIds",), "duplicate_message_id", "native context boundary message ids must be unique")
@@ -217,8 +222,13 @@ class NativeContextContinuationAcknowledgement(WireModel):
     message: NonEmptyBoundedString | None = None
     retryable: bool | None = None
 
+    refinements_apply: ClassVar[bool] = True
+    """False on the variant read inside the reference's intersection, where zod skips them."""
+
     @model_validator(mode="after")
     def _refine(self) -> Self:
+        if not self.refinements_apply:
+            return self
         issues = Refinement("NativeContextContinuationAcknowledgement")
         status = self.status
         if status == "conflict" and self.existing_request_digest is None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import (
     Discriminator,
     Tag,
+    ValidationInfo,
     model_validator,
 )
 
@@ -38,6 +39,7 @@ from agent_interface.durable.portable_context import (
     plain_wire,
     same_wire,
 )
+from agent_interface.provider.acknowledgement_intersection import read_intersected_acknowledgement
 from agent_interface.provider.turn import AgentTurnResult
 from agent_interface.runtime.control import AgentExactRunControlRef
 
@@ -56,23 +58,6 @@ __all__ = [
 # --- the durable result ------------------------------------------------------------------------
 
 
-_ACKNOWLEDGEMENT_KEYS = frozenset(
-    field.alias or name for name, field in NativeContextContinuationAcknowledgement.model_fields.items()
-)
-
-
-def _strip_acknowledgement_extras(data: Any) -> Any:
-    # The reference reads the acknowledgement as an intersection with a plain ``z.object``:
-    # zod reports an unknown key only when both sides refuse it, so unknown keys at the top
-    # level of the acknowledgement are dropped (nested objects stay strict).
-    if isinstance(data, Mapping):
-        acknowledgement = data.get("acknowledgement")
-        if isinstance(acknowledgement, Mapping) and not set(acknowledgement) <= _ACKNOWLEDGEMENT_KEYS:
-            kept = {key: value for key, value in acknowledgement.items() if key in _ACKNOWLEDGEMENT_KEYS}
-            return {**data, "acknowledgement": kept}
-    return data
-
-
 class AgentNativeContextContinuationAdmitted(WireModel):
     """An accepted or replayed continuation: the original turn result and the exact
     current control reference."""
@@ -81,8 +66,8 @@ class AgentNativeContextContinuationAdmitted(WireModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _strip_extras(cls, data: Any) -> Any:
-        return _strip_acknowledgement_extras(data)
+    def _strip_extras(cls, data: Any, info: ValidationInfo) -> Any:
+        return read_intersected_acknowledgement(data, info)
     result: AgentTurnResult
     control_ref: AgentExactRunControlRef
 
@@ -113,8 +98,8 @@ class AgentNativeContextContinuationRefused(WireModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _strip_extras(cls, data: Any) -> Any:
-        return _strip_acknowledgement_extras(data)
+    def _strip_extras(cls, data: Any, info: ValidationInfo) -> Any:
+        return read_intersected_acknowledgement(data, info)
 
     @model_validator(mode="after")
     def _refine(self) -> Self:
