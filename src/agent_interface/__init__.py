@@ -68,6 +68,10 @@ if TYPE_CHECKING:
         contract_error_from_validation as contract_error_from_validation,
         json_pointer as json_pointer,
     )
+    from .core.json_schema import (
+        DRAFT_2020_12 as DRAFT_2020_12,
+        export_json_schema as export_json_schema,
+    )
     from .core.model import (
         FrozenDict as FrozenDict,
         JsonObject as JsonObject,
@@ -437,6 +441,9 @@ if TYPE_CHECKING:
         ParsedUrl as ParsedUrl,
         parse_url as parse_url,
     )
+    from .provider.acknowledgement_intersection import (
+        read_intersected_acknowledgement as read_intersected_acknowledgement,
+    )
     from .provider.command_turn import (
         command_turn_events as command_turn_events,
         exec_only_environment_capabilities as exec_only_environment_capabilities,
@@ -688,6 +695,8 @@ _EXPORTS: dict[str, str] = {
     "WireValidationError": "core.errors",
     "contract_error_from_validation": "core.errors",
     "json_pointer": "core.errors",
+    "DRAFT_2020_12": "core.json_schema",
+    "export_json_schema": "core.json_schema",
     "FrozenDict": "core.model",
     "JsonObject": "core.model",
     "JsonValue": "core.model",
@@ -999,6 +1008,7 @@ _EXPORTS: dict[str, str] = {
     "validate_agent_profile_security": "profile.security",
     "ParsedUrl": "profile.urls",
     "parse_url": "profile.urls",
+    "read_intersected_acknowledgement": "provider.acknowledgement_intersection",
     "command_turn_events": "provider.command_turn",
     "exec_only_environment_capabilities": "provider.command_turn",
     "exec_result_from_unknown": "provider.command_turn",

@@ -20,6 +20,7 @@ from agent_interface.core.errors import (
     ContractError,
     ContractIssue,
 )
+from agent_interface.core.json_schema import export_json_schema
 from agent_interface.core.registry import (
     schema_origin,
     wire_schema,
@@ -220,12 +221,8 @@ def cmd_schema_export(args: argparse.Namespace) -> int:
     out = Path(args.directory)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, schema in wire_schemas().items():
-        document = {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": f"urn:tangle:agent-interface:{name}",
-            **schema.json_schema(),
-        }
+    for name in wire_schemas():
+        document = export_json_schema(name)
         path = out / f"{name}.schema.json"
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(str(path))

@@ -95,3 +95,28 @@ def read_intersected_acknowledgement(data: Any, info: ValidationInfo) -> Any:
     if not dropped:
         return data
     return {**data, "acknowledgement": _validated(_UnrefinedAcknowledgement, acknowledgement, info)}
+
+
+def _loosened(node: Any, definitions: Mapping[str, Any]) -> Any:
+    if isinstance(node, dict):
+        reference = node.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/$defs/"):
+            return _loosened(definitions[reference[len("#/$defs/") :]], definitions)
+        return {
+            "anyOf" if key == "oneOf" else key: _loosened(item, definitions)
+            for key, item in node.items()
+            if key not in ("additionalProperties", "discriminator", "$defs")
+        }
+    if isinstance(node, list):
+        return [_loosened(item, definitions) for item in node]
+    return node
+
+
+def intersected_acknowledgement_json_schema() -> dict[str, Any]:
+    """JSON Schema of the acknowledgement inside the intersection: the strict shape with
+    unknown keys allowed at every depth, since the reference drops them there."""
+    from pydantic import TypeAdapter
+
+    strict = TypeAdapter(NativeContextContinuationAcknowledgement).json_schema(by_alias=True)
+    loose: dict[str, Any] = _loosened(strict, strict.get("$defs", {}))
+    return loose

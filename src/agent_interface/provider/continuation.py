@@ -12,6 +12,7 @@ from pydantic import (
     Discriminator,
     Tag,
     ValidationInfo,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -39,7 +40,10 @@ from agent_interface.durable.portable_context import (
     plain_wire,
     same_wire,
 )
-from agent_interface.provider.acknowledgement_intersection import read_intersected_acknowledgement
+from agent_interface.provider.acknowledgement_intersection import (
+    intersected_acknowledgement_json_schema,
+    read_intersected_acknowledgement,
+)
 from agent_interface.provider.turn import AgentTurnResult
 from agent_interface.runtime.control import AgentExactRunControlRef
 
@@ -58,11 +62,16 @@ __all__ = [
 # --- the durable result ------------------------------------------------------------------------
 
 
+IntersectedAcknowledgement = Annotated[
+    NativeContextContinuationAcknowledgement, WithJsonSchema(intersected_acknowledgement_json_schema())
+]
+
+
 class AgentNativeContextContinuationAdmitted(WireModel):
     """An accepted or replayed continuation: the original turn result and the exact
     current control reference."""
 
-    acknowledgement: NativeContextContinuationAcknowledgement
+    acknowledgement: IntersectedAcknowledgement
 
     @model_validator(mode="before")
     @classmethod
@@ -94,7 +103,7 @@ class AgentNativeContextContinuationRefused(WireModel):
     """A continuation that did not run: conflict, boundary mismatch, unverified boundary,
     unknown session, or a retryable transport failure."""
 
-    acknowledgement: NativeContextContinuationAcknowledgement
+    acknowledgement: IntersectedAcknowledgement
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,37 @@
+"""JSON Schema (Draft 2020-12) of a registered wire schema, as ``schema export`` writes it.
+
+An exported schema may be looser than the contract (refinements such as digests and
+cross-field rules cannot all be expressed) but never stricter: every document the
+reference accepts validates against it. ``oneOf`` is written as ``anyOf`` for that reason:
+a zod union takes the first member that parses, so a document two members accept is valid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_interface.core.registry import wire_schema
+
+__all__ = ["DRAFT_2020_12", "export_json_schema"]
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _never_stricter(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {("anyOf" if key == "oneOf" else key): _never_stricter(item) for key, item in node.items()}
+    if isinstance(node, list):
+        return [_never_stricter(item) for item in node]
+    return node
+
+
+def export_json_schema(name: str) -> dict[str, Any]:
+    """The exported JSON Schema document of the schema registered as ``name``."""
+    document: dict[str, Any] = _never_stricter(
+        {
+            "$schema": DRAFT_2020_12,
+            "$id": f"urn:tangle:agent-interface:{name}",
+            **wire_schema(name).json_schema(),
+        }
+    )
+    return document
