@@ -29,3 +29,5 @@ def test_wheel_carries_the_license(tmp_path: Path) -> None:
         assert archive.read(licenses[0]) == (ROOT / "LICENSE").read_bytes()
         metadata = next(name for name in archive.namelist() if name.endswith("/METADATA"))
         assert "License-Expression: MIT" in archive.read(metadata).decode("utf-8")
+        # the seeds behind agent_interface.testing.strategies ship too
+        assert "agent_interface/testing/seeds.jsonl.gz" in archive.namelist()

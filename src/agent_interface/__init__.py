@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from .core.json_schema import (
         DRAFT_2020_12 as DRAFT_2020_12,
         export_json_schema as export_json_schema,
+        never_stricter as never_stricter,
     )
     from .core.model import (
         FrozenDict as FrozenDict,
@@ -697,6 +698,7 @@ _EXPORTS: dict[str, str] = {
     "json_pointer": "core.errors",
     "DRAFT_2020_12": "core.json_schema",
     "export_json_schema": "core.json_schema",
+    "never_stricter": "core.json_schema",
     "FrozenDict": "core.model",
     "JsonObject": "core.model",
     "JsonValue": "core.model",

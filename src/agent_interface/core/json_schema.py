@@ -12,22 +12,23 @@ from typing import Any
 
 from agent_interface.core.registry import wire_schema
 
-__all__ = ["DRAFT_2020_12", "export_json_schema"]
+__all__ = ["DRAFT_2020_12", "export_json_schema", "never_stricter"]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
-def _never_stricter(node: Any) -> Any:
+def never_stricter(node: Any) -> Any:
+    """``node`` with every ``oneOf`` written as ``anyOf``."""
     if isinstance(node, dict):
-        return {("anyOf" if key == "oneOf" else key): _never_stricter(item) for key, item in node.items()}
+        return {("anyOf" if key == "oneOf" else key): never_stricter(item) for key, item in node.items()}
     if isinstance(node, list):
-        return [_never_stricter(item) for item in node]
+        return [never_stricter(item) for item in node]
     return node
 
 
 def export_json_schema(name: str) -> dict[str, Any]:
     """The exported JSON Schema document of the schema registered as ``name``."""
-    document: dict[str, Any] = _never_stricter(
+    document: dict[str, Any] = never_stricter(
         {
             "$schema": DRAFT_2020_12,
             "$id": f"urn:tangle:agent-interface:{name}",
