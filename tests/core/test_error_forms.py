@@ -94,3 +94,36 @@ def test_parse_value_reads_a_bare_string_as_a_value_not_json_text() -> None:
     with pytest.raises(ContractError) as caught:
         wire_schema("AgentProfile").parse_value("not json")
     assert caught.value.issues[0].code == "model_type"
+
+
+def _conformance_lines() -> list[dict[str, Any]]:
+    import gzip
+    from pathlib import Path
+
+    golden = Path(__file__).resolve().parents[1] / "golden" / "reference-1.6.0-documents.jsonl.gz"
+    with gzip.open(golden, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_json_text_and_parsed_values_get_the_reference_verdict() -> None:
+    # JSON text is written with ASCII escapes, so lone surrogates travel as \\uD800 escapes,
+    # which JSON.parse (and so the reference) reads as strings.
+    schemas = wire_schemas()
+    differences = []
+    for case in _conformance_lines():
+        if case["schema"] not in schemas:
+            continue
+        schema = schemas[case["schema"]]
+        text = json.dumps(case["value"])
+        for form, parse, value in (("text", schema.parse, text), ("value", schema.parse_value, case["value"])):
+            if (_issues(parse, value) is None) != case["ok"]:
+                differences.append((case["schema"], form, text[:80]))
+    assert not differences, differences[:5]
+
+
+def test_a_lone_surrogate_escape_is_read_as_json_parse_reads_it() -> None:
+    schema = wire_schema("AgentProfile")
+    assert schema.parse(b'{"name": "a\\ud800b"}').name == "a\ud800b"
+    assert schema.parse('{"name": "a\\udfffb"}').name == "a\udfffb"
+    assert _issues(schema.parse, b'{"name": "a\\ud800b",}') == [("", "json_invalid", "input is not valid JSON")]
+    assert _issues(schema.parse, b'{"name": NaN, "x": "\\ud800"}') is not None

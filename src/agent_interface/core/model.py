@@ -46,6 +46,7 @@ from agent_interface.core.errors import (
     ContractIssue,
     contract_error_from_validation,
 )
+from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
 
 __all__ = [
     "FrozenDict",
@@ -374,6 +375,10 @@ class WireAdapter(Generic[T]):
                 data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
             )
         except ValidationError as exc:
+            if isinstance(data, (bytes, bytearray, str)):
+                value = reparse_lone_surrogates(data)
+                if value is not NOT_JSON:
+                    return self.parse_value(value)
             raise self._refusal(exc, data) from None
 
     def parse_value(self, value: Any) -> T:
