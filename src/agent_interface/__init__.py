@@ -73,10 +73,6 @@ if TYPE_CHECKING:
         export_json_schema as export_json_schema,
         never_stricter as never_stricter,
     )
-    from .core.json_text import (
-        NOT_JSON as NOT_JSON,
-        reparse_lone_surrogates as reparse_lone_surrogates,
-    )
     from .core.model import (
         FrozenDict as FrozenDict,
         JsonObject as JsonObject,
@@ -703,8 +699,6 @@ _EXPORTS: dict[str, str] = {
     "DRAFT_2020_12": "core.json_schema",
     "export_json_schema": "core.json_schema",
     "never_stricter": "core.json_schema",
-    "NOT_JSON": "core.json_text",
-    "reparse_lone_surrogates": "core.json_text",
     "FrozenDict": "core.model",
     "JsonObject": "core.model",
     "JsonValue": "core.model",

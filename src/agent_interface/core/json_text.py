@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["NOT_JSON", "reparse_lone_surrogates"]
+__all__: list[str] = []  # used by core.model only
 
 NOT_JSON: Any = object()
 """Returned by :func:`reparse_lone_surrogates` when the text gets no second reading."""
