@@ -2,8 +2,10 @@
 
 An exported schema may be looser than the contract (refinements such as digests and
 cross-field rules cannot all be expressed) but never stricter: every document the
-reference accepts validates against it. ``oneOf`` is written as ``anyOf`` for that reason:
-a zod union takes the first member that parses, so a document two members accept is valid.
+reference accepts validates against it. So ``oneOf`` is written as ``anyOf`` (a zod union
+takes the first member that parses, so a document two members accept is valid), and
+``"format": "date-time"`` becomes a comment: zod's datetimes accept ``2026-08-01T20:00Z``
+(no seconds), which a validator asserting RFC 3339 ``date-time`` would refuse.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ __all__ = ["DRAFT_2020_12", "export_json_schema", "never_stricter"]
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
+_DATETIME_COMMENT = "ISO 8601 datetime as zod 4.4.3 z.iso.datetime() reads it (seconds optional)"
+
+
 def never_stricter(node: Any) -> Any:
-    """``node`` with every ``oneOf`` written as ``anyOf``."""
+    """``node`` with every ``oneOf`` written as ``anyOf`` and ``date-time`` formats as comments."""
     if isinstance(node, dict):
-        return {("anyOf" if key == "oneOf" else key): never_stricter(item) for key, item in node.items()}
+        loosened = {("anyOf" if key == "oneOf" else key): never_stricter(item) for key, item in node.items()}
+        if loosened.get("format") == "date-time":
+            del loosened["format"]
+            loosened["$comment"] = _DATETIME_COMMENT
+        return loosened
     if isinstance(node, list):
         return [never_stricter(item) for item in node]
     return node

@@ -272,7 +272,7 @@ class _Shaper:
             return "sha256:" + "".join(self.rng.choice(_HEX) for _ in range(64))
         if isinstance(pattern, str) and pattern.startswith("^SIG"):
             return "SIG" + self.rng.choice(("TERM", "KILL", "INT", "HUP"))
-        if node.get("format") == "date-time":
+        if node.get("format") == "date-time" or "datetime" in str(node.get("$comment")):
             return (
                 f"20{self.rng.randint(20, 35)}-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}"
                 f"T{self.rng.randint(0, 23):02d}:{self.rng.randint(0, 59):02d}:{self.rng.randint(0, 59):02d}"
