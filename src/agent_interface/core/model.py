@@ -389,7 +389,7 @@ class WireAdapter(Generic[T]):
                 value, by_alias=True, by_name=False, context=_WIRE_CONTEXT
             )
         except ValidationError as exc:
-            # ``value`` is the document itself, never JSON text to decode.
+            # ``value`` is the document itself, even when it is a string.
             raise contract_error_from_validation(exc, subject=self.name, document=value) from None
 
     def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
