@@ -1,7 +1,7 @@
 """Conformance checks for a durable workspace-branching implementation.
 
 :func:`run_branching_conformance` drives an
-:class:`~agent_interface.branching.AgentWorkspaceBranching` through create, replay,
+:class:`~agent_interface.durable.branching.AgentWorkspaceBranching` through create, replay,
 changed-input conflict, lookup, dependent-fork cleanup and deletion, and checks every
 answer with the contract's own matchers. It returns a
 :class:`BranchingConformanceReport`; nothing is raised for a failed check.

@@ -1,12 +1,6 @@
-"""Retry-safe workspace checkpoints, forks and their cleanup (``workspace-*.ts``).
-
-Every checkpoint and fork request binds an idempotency key to a canonical request
-digest. Results and lookups repeat that identity, and the resource they carry is
-stamped with it, so a caller can bind an answer to the exact request before using
-the resource. A key reused with changed input answers ``conflict`` naming the other
-request's digest, never its own. Cleanup names its kind, target and provider, and the
-acknowledgement must echo them; a checkpoint still needed by forks answers ``in_use``
-with the blocking environment ids."""
+"""The durable workspace-branching surface (``workspace-branching.ts``): the provider protocol
+and the all-or-nothing ``retrySafe``/``lookup``/``cleanup`` declaration.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring: durable.checkpoint (from durable.branching.py)."""
+"""Retry-safe workspace checkpoints (``workspace-checkpoint.ts``): the request binds an
+idempotency key to a canonical request digest; results and lookups repeat that identity.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""TODO docstring: durable.cleanup (from durable.branching.py)."""
+"""Workspace cleanup (``workspace-cleanup.ts``): a request names its kind, target and provider;
+the acknowledgement echoes them, and a checkpoint still needed by forks answers ``in_use`` with
+the blocking environment ids.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring: durable.fork (from durable.branching.py)."""
+"""Retry-safe workspace forks (``workspace-fork.ts``): the request, the forked environment
+reference stamped with the operation identity, results and lookups.
+"""
 
 from __future__ import annotations
 

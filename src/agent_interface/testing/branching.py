@@ -1,7 +1,7 @@
 """An in-memory durable workspace-branching engine for tests and local providers.
 
 :class:`InMemoryWorkspaceBranching` implements
-:class:`~agent_interface.branching.AgentWorkspaceBranching` with the contract's durable
+:class:`~agent_interface.durable.branching.AgentWorkspaceBranching` with the contract's durable
 rules. An in-memory provider embeds one and exposes it as ``workspace_branching``;
 its ``capabilities`` block is the ``branching`` section to declare.
 

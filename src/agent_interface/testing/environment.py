@@ -1,13 +1,16 @@
-"""TODO docstring: testing.environment (from testing.provider.py)."""
+"""In-memory environments and sessions behind
+:class:`~agent_interface.testing.provider.InMemoryAgentEnvironmentProvider`: a file map, a
+shell-free ``exec``, and turns answered from the mounted profile.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import shlex
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agent_interface.core.errors import (
     ContractError,
@@ -16,6 +19,7 @@ from agent_interface.core.model import (
     FrozenDict,
     thaw,
 )
+from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.events import AgentEnvironmentEvent
 from agent_interface.environment.workspace import (
     ExecRequest,
@@ -34,9 +38,6 @@ from agent_interface.provider.turn import (
     AgentTurnResult,
     require_turn_profile_supported,
 )
-
-if TYPE_CHECKING:
-    from agent_interface.testing.provider import InMemoryAgentEnvironmentProvider
 
 __all__ = [
     "InMemoryAgentEnvironment",
@@ -166,12 +167,27 @@ class InMemoryAgentSession:
 # ---------------------------------------------------------------------------
 
 
+
+class _Host(Protocol):
+    """What an environment reads from the provider that made it (the provider's own state)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def _capabilities(self) -> AgentEnvironmentCapabilities: ...
+    @property
+    def _environments(self) -> dict[str, _EnvironmentState]: ...
+    @property
+    def _ids(self) -> Iterator[int]: ...
+    @property
+    def _branching(self) -> Any: ...
+
 class InMemoryAgentEnvironment:
     """A handle on one in-memory environment; ``creation`` is this call's verdict."""
 
     def __init__(
         self,
-        provider: InMemoryAgentEnvironmentProvider,
+        provider: _Host,
         state: _EnvironmentState,
         creation: AgentEnvironmentCreation | None,
     ) -> None:
