@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -45,9 +46,10 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    import agent_interface
-
-    for module in pkgutil.walk_packages(agent_interface.__path__, "agent_interface."):
+    # The package directory, found without importing the package root (which sits above
+    # every family).
+    root = str(Path(__file__).resolve().parent.parent)
+    for module in pkgutil.walk_packages([root], "agent_interface."):
         leaf = module.name.rsplit(".", 1)[-1]
         if leaf.startswith("_") or module.name.startswith("agent_interface.cli"):
             continue
