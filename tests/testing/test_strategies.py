@@ -24,6 +24,7 @@ from agent_interface.durable.native_continuation import NativeContextBoundaryPro
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.testing import generation
 from agent_interface.testing.generation import GenerationError, generate_document
+from agent_interface.testing.hook_registry import hooked_schemas
 from agent_interface.testing.seeds import seed_documents
 from agent_interface.testing.strategies import documents, instances, schema_names
 
@@ -102,7 +103,7 @@ def test_a_schema_nothing_can_satisfy_raises_generation_error() -> None:
         generate_document(Impossible, random.Random(0))
 
 
-@pytest.mark.parametrize("name", sorted(generation._HOOKS))
+@pytest.mark.parametrize("name", sorted(hooked_schemas()))
 def test_document_hooks_leave_accepted_seeds_unchanged(name: str) -> None:
     # A hook recomputes what the content determines: on an accepted document it is the identity.
     for seed in seed_documents(name):

@@ -22,6 +22,15 @@ from agent_interface.core.errors import ContractError
 from agent_interface.core.json_schema import export_json_schema, never_stricter
 from agent_interface.core.model import WireAdapter, wire_adapter
 from agent_interface.core.registry import wire_schema, wire_schemas
+from agent_interface.testing import generation_hooks  # noqa: F401  (registers the built-in hooks)
+from agent_interface.testing.hook_registry import (
+    DocumentHook,
+    ValueHook,
+    document_hooks,
+    register_document_hook,
+    register_value_hook,
+    value_hook,
+)
 from agent_interface.testing.seeds import seed_documents
 
 __all__ = [
@@ -34,14 +43,6 @@ __all__ = [
     "schema_name_of",
 ]
 
-DocumentHook = Callable[[Any], Any]
-"""Receives a candidate document (a fresh copy) and returns it with refinements restored."""
-
-ValueHook = Callable[[random.Random], Any]
-"""Draws a valid value for one field whose rule a JSON Schema does not state."""
-
-_HOOKS: dict[str, list[DocumentHook]] = {}
-_VALUE_HOOKS: dict[tuple[str, str], ValueHook] = {}
 _ATTEMPTS = 16
 _MAX_DEPTH = 6
 _WORD = string.ascii_lowercase + string.digits
@@ -51,22 +52,6 @@ _HEX = "0123456789abcdef"
 
 class GenerationError(ValueError):
     """No accepted document could be produced for a schema (it needs a seed or a hook)."""
-
-
-def register_document_hook(name: str, hook: DocumentHook) -> None:
-    """Run ``hook`` on every candidate document of schema ``name`` before it is checked.
-
-    Use it for refinements a JSON Schema cannot express (a digest over the content, a
-    field that must repeat another). A hook that cannot repair a candidate may return it
-    unchanged or raise :class:`ContractError`; the candidate is then discarded.
-    """
-    _HOOKS.setdefault(name, []).append(hook)
-
-
-def register_value_hook(model: str, field: str, hook: ValueHook) -> None:
-    """Draw wire field ``field`` of model ``model`` (its JSON Schema title, the class name)
-    with ``hook`` wherever generation creates it, at any depth of any schema."""
-    _VALUE_HOOKS[(model, field)] = hook
 
 
 def schema_name_of(schema: str | type | Any) -> str:
@@ -81,9 +66,7 @@ def schema_name_of(schema: str | type | Any) -> str:
 
 
 def _hooked(name: str, document: Any) -> Any:
-    import agent_interface.testing.generation_hooks  # noqa: F401  (registers the built-in hooks)
-
-    for hook in _HOOKS.get(name, ()):
+    for hook in document_hooks(name):
         document = hook(document)
     return document
 
@@ -252,7 +235,7 @@ class _Shaper:
         return result
 
     def field(self, node: dict[str, Any], key: str, child: Any, depth: int) -> Any:
-        hook = _VALUE_HOOKS.get((str(node.get("title")), key))
+        hook = value_hook(str(node.get("title")), key)
         return hook(self.rng) if hook is not None else self.value(child, depth)
 
     def array(self, node: dict[str, Any], depth: int) -> list[Any]:

@@ -12,16 +12,14 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent_interface.durable.branching import (
-    workspace_checkpoint_request_digest,
-    workspace_cleanup_request_digest,
-    workspace_fork_request_digest,
-)
 from agent_interface.durable.certified_context import (
     certified_context_content_hash,
     certified_context_entry_content_hash,
 )
+from agent_interface.durable.checkpoint import workspace_checkpoint_request_digest
+from agent_interface.durable.cleanup import workspace_cleanup_request_digest
 from agent_interface.durable.context_transfer import context_transfer_request_digest
+from agent_interface.durable.fork import workspace_fork_request_digest
 from agent_interface.durable.native_continuation import native_context_continuation_request_digest
 from agent_interface.durable.portable_context import (
     portable_context_plan_digest,
@@ -34,9 +32,9 @@ from agent_interface.runtime.control import (
 )
 from agent_interface.runtime.interaction_requests import interaction_request_digest
 from agent_interface.runtime.interaction_responses import interaction_response_command_digest
-from agent_interface.testing.generation import register_document_hook, register_value_hook
+from agent_interface.testing.hook_registry import register_document_hook, register_value_hook
 
-__all__: list[str] = []
+__all__: list[str] = []  # importing the module registers the hooks
 
 _HEX = "0123456789abcdef"
 
