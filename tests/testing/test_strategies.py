@@ -133,3 +133,20 @@ def test_recorded_generated_documents_agree_with_the_reference(name: str) -> Non
             assert digest is not None, row["newer"]
         else:
             assert digest is None
+
+
+def test_one_strategy_per_registered_schema() -> None:
+    from agent_interface.testing.strategies import all_documents
+
+    strategies = all_documents()
+    assert sorted(strategies) == sorted(SCHEMAS)
+
+
+def test_a_recursive_required_field_does_not_recurse_forever() -> None:
+    schema = {
+        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}, "required": ["next"]}},
+        "$ref": "#/$defs/Node",
+    }
+    shaper = generation._Shaper(schema, random.Random(0))
+    with pytest.raises(generation._TooDeep):
+        shaper.value(shaper.root, 0)

@@ -54,6 +54,10 @@ class GenerationError(ValueError):
     """No accepted document could be produced for a schema (it needs a seed or a hook)."""
 
 
+class _TooDeep(Exception):
+    """A candidate kept nesting (a recursive required field): drop it and try again."""
+
+
 def schema_name_of(schema: str | type | Any) -> str:
     """The registered name of ``schema``: a name, or a registered model or type."""
     if isinstance(schema, str):
@@ -105,13 +109,13 @@ def generate_document(schema: str | type | Any, rng: random.Random) -> Any:
     randoms += [random.Random(f"{name}:{attempt}") for attempt in range(0 if seeds else 4 * _ATTEMPTS)]
     for source in randoms:
         shaper = _Shaper(json_schema, source)
-        if seeds and source.random() < 0.9:
-            candidate = shaper.mutate(copy.deepcopy(source.choice(seeds)), source.randint(1, 3))
-        else:
-            candidate = shaper.value(shaper.root, 0)
         try:
+            if seeds and source.random() < 0.9:
+                candidate = shaper.mutate(copy.deepcopy(source.choice(seeds)), source.randint(1, 3))
+            else:
+                candidate = shaper.value(shaper.root, 0)
             candidate = _hooked(name, candidate)
-        except ContractError:
+        except (ContractError, _TooDeep):
             continue
         if _accepted(adapter, candidate):
             return candidate
@@ -194,6 +198,8 @@ class _Shaper:
     # -- fresh values --------------------------------------------------------------------
 
     def value(self, node: Any, depth: int) -> Any:
+        if depth > 4 * _MAX_DEPTH:
+            raise _TooDeep
         option = self.rng.choice(self.options(node))
         if "const" in option:
             return copy.deepcopy(option["const"])

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GenerationError",
+    "all_documents",
     "documents",
     "instances",
     "register_document_hook",
@@ -64,6 +65,11 @@ def documents(schema: str | type | Any) -> SearchStrategy[Any]:
     return st.integers(min_value=0, max_value=2**32 - 1).map(
         lambda seed: generate_document(target, random.Random(seed))
     )
+
+
+def all_documents() -> dict[str, SearchStrategy[Any]]:
+    """One :func:`documents` strategy per registered schema, by name."""
+    return {name: documents(name) for name in schema_names()}
 
 
 def instances(schema: str | type | Any) -> SearchStrategy[Any]:
