@@ -31,7 +31,7 @@ from agent_interface.testing.hook_registry import (
     register_value_hook,
     value_hook,
 )
-from agent_interface.testing.seeds import seed_documents
+from agent_interface.testing.seeds import harvest_seed_documents, seed_documents
 
 __all__ = [
     "DocumentHook",
@@ -75,6 +75,18 @@ def _hooked(name: str, document: Any) -> Any:
     return document
 
 
+_HARVESTED: dict[str, list[Any]] = {}
+
+
+def _harvested(name: str) -> list[Any]:
+    # A schema registered after the seeds were collected (run scripts/collect_seeds.py to
+    # keep them) borrows the parts of other seeds it accepts; searched once per process.
+    if name not in _HARVESTED:
+        adapter = wire_schema(name)
+        _HARVESTED[name] = harvest_seed_documents(lambda piece: _accepted(adapter, piece))
+    return copy.deepcopy(_HARVESTED[name])
+
+
 def _accepted(adapter: WireAdapter[Any], document: Any) -> bool:
     try:
         adapter.parse_value(copy.deepcopy(document))
@@ -102,7 +114,7 @@ def generate_document(schema: str | type | Any, rng: random.Random) -> Any:
     else:
         adapter = wire_schema(name)
         json_schema = export_json_schema(name)
-        seeds = seed_documents(name)
+        seeds = seed_documents(name) or _harvested(name)
     # The caller's random first; then fixed private ones, because a random driven by
     # hypothesis may be degenerate (always the first choice) while it shrinks.
     randoms = [rng] * (_ATTEMPTS if seeds else 2 * _ATTEMPTS)
@@ -122,6 +134,76 @@ def generate_document(schema: str | type | Any, rng: random.Random) -> Any:
     if seeds:
         return rng.choice(seeds)
     raise GenerationError(f"no accepted {name} document was generated: give it a seed or a hook")
+
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": string.digits,
+    "CATEGORY_WORD": string.ascii_letters + string.digits + "_",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_DIGIT": string.ascii_letters,
+    "CATEGORY_NOT_WORD": "-.",
+    "CATEGORY_NOT_SPACE": string.ascii_letters,
+}
+
+
+def _matching_text(pattern: str, rng: random.Random) -> str | None:
+    """A string matching a simple regular expression (classes, repeats, alternation,
+    groups, anchors); ``None`` for constructs it does not draw (lookarounds, references)."""
+    import re
+    from re import _parser  # type: ignore[attr-defined]
+
+    try:
+        parsed = _parser.parse(pattern)
+        text = _draw(list(parsed), rng)
+    except (re.error, _Unsupported, RecursionError):
+        return None
+    return text if re.search(pattern, text) else None
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _draw(items: list[Any], rng: random.Random) -> str:
+    out: list[str] = []
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name == "ANY":
+            out.append(rng.choice(_WORD))
+        elif name == "IN":
+            out.append(_draw_class(arg, rng))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, body = arg
+            high = min(high, low + 8)
+            out.extend(_draw(list(body), rng) for _ in range(rng.randint(low, max(low, high))))
+        elif name == "SUBPATTERN":
+            out.append(_draw(list(arg[-1]), rng))
+        elif name == "BRANCH":
+            out.append(_draw(list(rng.choice(arg[1])), rng))
+        elif name == "AT":
+            continue
+        else:
+            raise _Unsupported(name)
+    return "".join(out)
+
+
+def _draw_class(items: list[Any], rng: random.Random) -> str:
+    choices: list[str] = []
+    for op, arg in items:
+        name = str(op)
+        if name == "NEGATE":
+            raise _Unsupported(name)
+        if name == "LITERAL":
+            choices.append(chr(arg))
+        elif name == "RANGE":
+            choices.extend(chr(code) for code in range(arg[0], min(arg[1], arg[0] + 200) + 1))
+        elif name == "CATEGORY":
+            choices.extend(_CATEGORIES.get(str(arg), ""))
+    if not choices:
+        raise _Unsupported("IN")
+    return rng.choice(choices)
 
 
 class _Shaper:
@@ -261,6 +343,10 @@ class _Shaper:
             return "sha256:" + "".join(self.rng.choice(_HEX) for _ in range(64))
         if isinstance(pattern, str) and pattern.startswith("^SIG"):
             return "SIG" + self.rng.choice(("TERM", "KILL", "INT", "HUP"))
+        if isinstance(pattern, str):
+            drawn = _matching_text(pattern, self.rng)
+            if drawn is not None:
+                return drawn
         if node.get("format") == "date-time" or "datetime" in str(node.get("$comment")):
             return (
                 f"20{self.rng.randint(20, 35)}-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}"

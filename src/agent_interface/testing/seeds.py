@@ -14,11 +14,12 @@ import copy
 import gzip
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["seed_documents", "seeded_schemas"]
+__all__ = ["harvest_seed_documents", "seed_documents", "seeded_schemas"]
 
 
 @cache
@@ -35,6 +36,36 @@ def _seeds() -> dict[str, tuple[Any, ...]]:
 def seed_documents(name: str) -> list[Any]:
     """Fresh copies of the seed documents of schema ``name`` (empty when there are none)."""
     return copy.deepcopy(list(_seeds().get(name, ())))
+
+
+def _pieces(value: Any) -> Iterator[Any]:
+    if isinstance(value, (dict, list, str)):
+        yield value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        yield from _pieces(item)
+
+
+@cache
+def _all_pieces() -> tuple[Any, ...]:
+    unique: dict[str, Any] = {}
+    for documents in _seeds().values():
+        for document in documents:
+            for piece in _pieces(document):
+                unique.setdefault(json.dumps(piece, sort_keys=True), piece)
+    return tuple(unique.values())
+
+
+def harvest_seed_documents(accepts: Callable[[Any], bool], limit: int = 8) -> list[Any]:
+    """Fresh copies of up to ``limit`` parts of any seed (whole documents included) that
+    ``accepts`` takes: seeds for a schema that has none of its own."""
+    found: list[Any] = []
+    for piece in _all_pieces():
+        if accepts(piece):
+            found.append(copy.deepcopy(piece))
+            if len(found) >= limit:
+                break
+    return found
 
 
 def seeded_schemas() -> frozenset[str]:
