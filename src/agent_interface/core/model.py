@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, cached_property
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
 
 from pydantic import (
@@ -253,6 +253,9 @@ class WireModel(BaseModel):
         allow_inf_nan=False,
         hide_input_in_errors=True,
         json_schema_extra=_drop_null_from_optional,
+        # A model builds its validator on first use, not at import: importing a module
+        # stays cheap and a process pays only for the schemas it uses.
+        defer_build=True,
     )
 
     wire_nullable: ClassVar[frozenset[str]] = frozenset()
@@ -356,12 +359,16 @@ class WireAdapter(Generic[T]):
     def __init__(self, tp: Any, name: str | None = None) -> None:
         self.type = tp
         self.name = name or getattr(tp, "__name__", repr(tp))
+
+    @cached_property
+    def adapter(self) -> TypeAdapter[T]:
+        """The pydantic adapter, built on first use (module import stays cheap)."""
+        tp: Any = self.type
         if isinstance(tp, type) and issubclass(tp, BaseModel):
-            self.adapter: TypeAdapter[T] = TypeAdapter(tp)
-        else:
-            # Unions and aliases carry no model config of their own: give them the
-            # same strictness as WireModel.
-            self.adapter = TypeAdapter(tp, config=_ADAPTER_CONFIG)
+            return TypeAdapter(tp)
+        # Unions and aliases carry no model config of their own: give them the
+        # same strictness as WireModel.
+        return TypeAdapter(tp, config=_ADAPTER_CONFIG)
 
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
