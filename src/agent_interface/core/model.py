@@ -290,7 +290,13 @@ class WireModel(BaseModel):
     @classmethod
     def _refuse_explicit_null(cls, data: Any, info: ValidationInfo) -> Any:
         # On the wire an optional key is absent or a value; in Python, None is absent.
-        if isinstance(data, dict) and cls._none_fields and info.context is _WIRE_CONTEXT:
+        context = info.context
+        if isinstance(data, dict) and cls._none_fields and (
+            context is _WIRE_CONTEXT or context is _WIRE_TEXT_CONTEXT
+        ):
+            # Values parsed from JSON text compare safely with None: one scan in C.
+            if context is _WIRE_TEXT_CONTEXT and None not in data.values():
+                return data
             for key, item in data.items():
                 if item is None and key in cls._none_fields:
                     raise PydanticCustomError(
@@ -350,6 +356,16 @@ class WireModel(BaseModel):
 _WIRE_CONTEXT: Any = {"wire": True}
 """Validation context of :meth:`WireAdapter.parse`: the wire rules apply (null refused)."""
 
+_WIRE_TEXT_CONTEXT: Any = {"wire": True, "json_text": True}
+"""The wire context for a document parsed from JSON text. pydantic-core's parser refuses
+lone surrogates (escaped or raw), so every string and key it hands over is well-formed."""
+
+
+def from_json_text(info: ValidationInfo) -> bool:
+    """True while validating a document parsed from JSON text (see ``_WIRE_TEXT_CONTEXT``):
+    a validator may skip checks that only Python input can fail, such as lone surrogates."""
+    return info.context is _WIRE_TEXT_CONTEXT
+
 _ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
 
 
@@ -375,7 +391,7 @@ class WireAdapter(Generic[T]):
         try:
             if isinstance(data, (bytes, bytearray, str)):
                 return self.adapter.validate_json(
-                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+                    data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
                 )
             return self.adapter.validate_python(
                 data, by_alias=True, by_name=False, context=_WIRE_CONTEXT

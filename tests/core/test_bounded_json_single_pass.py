@@ -1,0 +1,100 @@
+"""The one-walk bounded-JSON check (validation of BoundedJson) agrees with the
+reference-shaped check (``is_bounded_json_value``) and freezes exactly like deep_freeze."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic_core import PydanticCustomError
+
+from agent_interface.core.contract_limits import (
+    CONTRACT_MAX_ARRAY_LENGTH,
+    CONTRACT_MAX_IDENTIFIER_LENGTH,
+    CONTRACT_MAX_JSON_DEPTH,
+    CONTRACT_MAX_JSON_NODES,
+    CONTRACT_MAX_MAP_ENTRIES,
+    CONTRACT_MAX_STRING_LENGTH,
+    _check_bounded,
+    is_bounded_json_value,
+)
+from agent_interface.core.model import deep_freeze
+
+
+def _verdict(value: Any) -> tuple[bool, Any]:
+    try:
+        return True, _check_bounded(value)
+    except PydanticCustomError as error:
+        assert error.type == "bounded_json"
+        return False, None
+
+
+def _agrees(value: Any) -> None:
+    ok, frozen = _verdict(value)
+    assert ok is is_bounded_json_value(value)
+    if ok:
+        assert frozen == deep_freeze(value)
+        assert type(frozen) is type(deep_freeze(value))
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_EMOJI = "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        _nested(CONTRACT_MAX_JSON_DEPTH),
+        _nested(CONTRACT_MAX_JSON_DEPTH + 1),
+        [0] * CONTRACT_MAX_ARRAY_LENGTH,
+        [0] * (CONTRACT_MAX_ARRAY_LENGTH + 1),
+        {str(i): i for i in range(CONTRACT_MAX_MAP_ENTRIES)},
+        {str(i): i for i in range(CONTRACT_MAX_MAP_ENTRIES + 1)},
+        {_EMOJI * (CONTRACT_MAX_IDENTIFIER_LENGTH // 2): 1},
+        {_EMOJI * (CONTRACT_MAX_IDENTIFIER_LENGTH // 2) + "a": 1},
+        _EMOJI * (CONTRACT_MAX_STRING_LENGTH // 2),
+        [_EMOJI * (CONTRACT_MAX_STRING_LENGTH // 2) + "a"],
+        # Node budget: each array counts twice, each member once.
+        [[0] * 1000 for _ in range(8)],
+        [[0] * 1022 for _ in range(8)],
+        [[[0] * 1000] for _ in range(CONTRACT_MAX_JSON_NODES // 1000)],
+        {"a": float("nan")},
+        [float("inf")],
+        {1: "a"},
+        {"a": {1, 2}},
+        ("a", (1, 2.5), {"b": None}),
+        True,
+        None,
+        "text",
+    ],
+)
+def test_bounds_at_the_edges(value: Any) -> None:
+    _agrees(value)
+
+
+_JSON = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=4),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_one_walk_agrees_with_the_reference_check(value: Any) -> None:
+    _agrees(value)
