@@ -98,3 +98,36 @@ _JSON = st.recursive(
 @given(_JSON)
 def test_one_walk_agrees_with_the_reference_check(value: Any) -> None:
     _agrees(value)
+
+
+_TEXT = st.text(
+    st.one_of(
+        st.sampled_from([" ", "\t", "\u00a0", "\u3000", "\ufeff", "\U0001f600", "\ud800", "a"]),
+        st.characters(exclude_categories=()),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT)
+def test_utf16_length_counts_code_units_like_javascript(text: str) -> None:
+    from agent_interface.core.contract_limits import utf16_length
+
+    assert utf16_length(text) == sum(2 if ord(char) > 0xFFFF else 1 for char in text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_TEXT, st.text(max_size=3).map(lambda t: t + "\U0001f600" * 255)))
+def test_identifier_rule_in_one_call(text: str) -> None:
+    from agent_interface.core.contract_limits import BoundedIdentifier, js_trim, utf16_length
+    from agent_interface.core.model import wire_adapter
+
+    expected = 1 <= utf16_length(text) <= CONTRACT_MAX_IDENTIFIER_LENGTH and js_trim(text) == text
+    try:
+        wire_adapter(BoundedIdentifier, "BoundedIdentifier").parse_value(text)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted is expected

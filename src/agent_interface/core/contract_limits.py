@@ -83,7 +83,8 @@ def utf16_length(text: str) -> int:
     """JavaScript's ``text.length``: UTF-16 code units."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    # Two bytes per code unit; a lone surrogate is one unit, as in JavaScript.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf8_bytes(text: str) -> int:
@@ -190,8 +191,8 @@ class _IdentifierBounds(Utf16Length):
     """The length bounds and the outer-whitespace rule in one validator call."""
 
     def check(self, value: str) -> str:
-        # Utf16Length.check refuses the empty string (min=1) before the ends are read.
-        Utf16Length.check(self, value)
+        if len(value) < self.min or (self.max is not None and len(value) * 2 > self.max):
+            Utf16Length.check(self, value)  # the exact count, and the refusal
         if value[0] in _JS_WHITESPACE_SET or value[-1] in _JS_WHITESPACE_SET:
             raise PydanticCustomError(
                 "identifier_whitespace", "identifier cannot have outer whitespace"
