@@ -131,3 +131,36 @@ def test_identifier_rule_in_one_call(text: str) -> None:
     else:
         accepted = True
     assert accepted is expected
+
+
+_DATETIME_TEXT = st.one_of(
+    st.text(st.sampled_from("0123456789-T:.Z+ \n２"), min_size=10, max_size=30),
+    st.datetimes().map(lambda moment: moment.isoformat() + "Z"),
+    st.datetimes().map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")),
+    st.sampled_from(["2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2000-02-29T00:00Z",
+                     "1900-02-29T00:00Z", "2026-01-01T00:00:00+02:00", "2026-01-01T24:00:00Z"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DATETIME_TEXT)
+def test_datetime_pattern_in_pydantic_core_matches_python_fullmatch(text: str) -> None:
+    from agent_interface.core.contract_limits import (
+        _OFFSET_DATETIME_RE,
+        IsoDatetime,
+        OffsetIsoDatetime,
+        is_iso_datetime,
+    )
+    from agent_interface.core.model import wire_adapter
+
+    for annotation, expected in (
+        (IsoDatetime, is_iso_datetime(text)),
+        (OffsetIsoDatetime, _OFFSET_DATETIME_RE.fullmatch(text) is not None),
+    ):
+        try:
+            wire_adapter(annotation, "datetime").parse_value(text)
+        except ValueError as error:
+            assert not expected
+            assert [issue.code for issue in error.issues] == ["iso_datetime"]  # type: ignore[attr-defined]
+        else:
+            assert expected

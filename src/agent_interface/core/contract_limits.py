@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
     Field,
     GetCoreSchemaHandler,
@@ -151,23 +150,24 @@ def integral_float_to_int(value: Any) -> Any:
     return value
 
 
+# The bounds come before the float-reading validator so pydantic-core checks them itself.
 SafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)
+    int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
 
 NonNegativeSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
+    int, Field(ge=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int().nonnegative()``; ``-1`` is refused with ``greater_than_equal``."""
 
 PositiveSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
+    int, Field(ge=1, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int().positive()``; ``0`` is refused with ``greater_than_equal``."""
 
 GreaterThanZeroSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(gt=0, le=MAX_SAFE_INTEGER)
+    int, Field(gt=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """The same values as :data:`PositiveSafeInt`, but ``0`` is refused with ``greater_than``
 (the refusal code the workspace, exact-process, MCP and provider models report)."""
@@ -441,32 +441,44 @@ def is_iso_datetime(value: str) -> bool:
     return _ISO_DATETIME_RE.fullmatch(value) is not None
 
 
-def _check_iso_datetime(value: str) -> str:
-    if not is_iso_datetime(value):
-        raise PydanticCustomError(
-            "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
+@dataclass(frozen=True, slots=True)
+class _FullMatch:
+    """A string that must match ``pattern`` whole, checked by pydantic-core's regex
+    engine (no Python call); a mismatch is refused with ``code``."""
+
+    pattern: re.Pattern[str]
+    code: str
+    message: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # The type is checked first (a number stays ``string_type``), then the pattern.
+        matched = core_schema.custom_error_schema(
+            core_schema.str_schema(pattern=f"^(?:{self.pattern.pattern})$"),
+            custom_error_type=self.code,
+            custom_error_message=self.message,
         )
-    return value
+        return core_schema.chain_schema([handler(source), matched])
 
 
 IsoDatetime = Annotated[
-    str, AfterValidator(_check_iso_datetime),
+    str,
+    _FullMatch(
+        _ISO_DATETIME_RE, "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
+    ),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 """zod ``z.iso.datetime()`` (4.4.3): ``YYYY-MM-DDTHH:MM[:SS[.fff]]Z``."""
 
 
-def _check_offset_datetime(value: str) -> str:
-    if _OFFSET_DATETIME_RE.fullmatch(value) is None:
-        raise PydanticCustomError(
-            "iso_datetime",
-            "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
-        )
-    return value
-
-
 OffsetIsoDatetime = Annotated[
-    str, AfterValidator(_check_offset_datetime),
+    str,
+    _FullMatch(
+        _OFFSET_DATETIME_RE,
+        "iso_datetime",
+        "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
+    ),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 """zod ``z.string().datetime({ offset: true })`` (4.4.3): ``Z`` or a ``+hh:mm`` offset."""

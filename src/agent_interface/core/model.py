@@ -32,7 +32,6 @@ from pydantic import (
     ValidationInfo,
     WithJsonSchema,
     model_serializer,
-    model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
@@ -239,6 +238,18 @@ def _drop_null_from_optional(schema: dict[str, Any], cls: type[BaseModel]) -> No
                 prop.pop("default")
 
 
+def _refuse_null_on_wire(value: Any, info: ValidationInfo) -> Any:
+    # On the wire an optional key is absent or a value; in Python, None is absent.
+    if value is None and (info.context is _WIRE_CONTEXT or info.context is _WIRE_TEXT_CONTEXT):
+        raise PydanticCustomError(
+            "null_not_allowed", "optional field: omit it instead of sending null"
+        )
+    return value
+
+
+_REFUSE_NULL_ON_WIRE = AfterValidator(_refuse_null_on_wire)
+
+
 class WireModel(BaseModel):
     """Strict, frozen, camelCase-on-the-wire base model."""
 
@@ -285,26 +296,15 @@ class WireModel(BaseModel):
                 refused[field.alias] = name
         cls._none_fields = refused
         cls._sent_only_fields = tuple(sent_only)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _refuse_explicit_null(cls, data: Any, info: ValidationInfo) -> Any:
-        # On the wire an optional key is absent or a value; in Python, None is absent.
-        context = info.context
-        if isinstance(data, dict) and cls._none_fields and (
-            context is _WIRE_CONTEXT or context is _WIRE_TEXT_CONTEXT
-        ):
-            # Values parsed from JSON text compare safely with None: one scan in C.
-            if context is _WIRE_TEXT_CONTEXT and None not in data.values():
-                return data
-            for key, item in data.items():
-                if item is None and key in cls._none_fields:
-                    raise PydanticCustomError(
-                        "null_not_allowed",
-                        "field {field} is optional: omit it instead of sending null",
-                        {"field": key},
-                    )
-        return data
+        # The wire refuses null for these fields: a field validator that runs only when
+        # the key is present (a model-level "before" validator would make pydantic-core
+        # turn every JSON document into Python objects before validating it).
+        for name in set(refused.values()):
+            metadata = cls.model_fields[name].metadata
+            if _REFUSE_NULL_ON_WIRE not in metadata:
+                metadata.append(_REFUSE_NULL_ON_WIRE)
+        if cls.__pydantic_complete__:
+            cls.model_rebuild(force=True)
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: Any) -> Any:
@@ -407,7 +407,8 @@ class WireAdapter(Generic[T]):
                 value, by_alias=True, by_name=False, context=_WIRE_CONTEXT
             )
         except ValidationError as exc:
-            raise self._refusal(exc, value) from None
+            # ``value`` is the document itself, even when it is a string.
+            raise contract_error_from_validation(exc, subject=self.name, document=value) from None
 
     def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
         document = data
