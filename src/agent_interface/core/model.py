@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetCoreSchemaHandler,
     PlainSerializer,
     TypeAdapter,
     ValidationError,
@@ -34,7 +35,7 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
     canonical_bytes,
@@ -148,7 +149,28 @@ def _integral_number(value: Any) -> Any:
 WireInt = Annotated[int, BeforeValidator(_integral_number)]
 """An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
 
-WireList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
+class _ListAsTuple:
+    """Python input may give a list for a tuple; JSON arrays are read as tuples directly.
+
+    (A plain ``BeforeValidator`` would make pydantic-core turn every JSON array into a
+    Python list, and its members into Python objects, before validating them again.)
+    """
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        inner = handler(source)
+        python = core_schema.no_info_before_validator_function(_as_tuple, inner)
+        if inner["type"] != "tuple":
+            return python
+        # A parent's Python validator can hand a JSON document's array on as a list: the
+        # JSON branch takes that list too (its members keep their own strict schemas).
+        return core_schema.json_or_python_schema(
+            json_schema={**inner, "strict": False}, python_schema=python
+        )
+
+
+WireList = Annotated[tuple[T, ...], _ListAsTuple()]
 """A JSON array held as a tuple. Lists are accepted on input."""
 
 WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
