@@ -17,9 +17,11 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     Field,
+    GetCoreSchemaHandler,
     ValidationInfo,
     model_validator,
 )
+from pydantic_core import core_schema
 
 from agent_interface.core.canonical import (
     canonical_json,
@@ -236,6 +238,20 @@ def _collect_ill_formed_keys(value: Any, path: Loc, ancestors: set[int], found: 
         ancestors.discard(id(value))
 
 
+def _python_input_only(schema: Any, cls: type) -> None:
+    """Put the ``before`` validators of ``cls``'s model schema on a Python-only branch."""
+    node = schema
+    while isinstance(node, dict) and node.get("type") != "model":
+        node = node.get("schema")
+    if not isinstance(node, dict) or node.get("cls") is not cls:
+        return
+    inner = node["schema"]
+    if inner.get("type") == "function-before":
+        node["schema"] = core_schema.json_or_python_schema(
+            json_schema=inner["schema"], python_schema=inner
+        )
+
+
 def _same_map(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> bool:
     if left is None or right is None:
         return left is right
@@ -284,6 +300,18 @@ class AgentProfile(WireModel):
                 ],
             )
         return data
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # The record-key walk needs the raw input, so it is a "before" validator; for JSON
+        # text it has nothing to find (the parser refuses lone surrogates) and would only
+        # make pydantic-core convert the document to Python objects first. Keep it on the
+        # Python-input branch.
+        schema = handler(source)
+        _python_input_only(schema, cls)
+        return schema
 
     @model_validator(mode="after")
     def _seat_chain_rules(self) -> AgentProfile:
