@@ -11,10 +11,8 @@ import pytest
 
 from agent_interface.core.canonical import sha256_utf8
 from agent_interface.core.errors import ContractError
-from agent_interface.durable.branching import (
-    WorkspaceCheckpointRequest,
-    WorkspaceForkRequest,
-)
+from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest
+from agent_interface.durable.fork import WorkspaceForkRequest
 from agent_interface.provider.protocols import check_capability_surface
 from agent_interface.testing.provider import InMemoryAgentEnvironmentProvider
 

@@ -13,30 +13,36 @@ from agent_interface.core.model import wire_adapter
 from agent_interface.core.registry import _TYPES as REGISTERED
 from agent_interface.durable.branching import (
     AgentWorkspaceBranching,
-    ForkedEnvironmentRef,
+    durable_branching_flags_problem,
+)
+from agent_interface.durable.checkpoint import (
     WorkspaceCheckpointLookupResult,
     WorkspaceCheckpointRef,
     WorkspaceCheckpointRequest,
     WorkspaceCheckpointResult,
-    WorkspaceCleanupAcknowledgement,
-    WorkspaceCleanupRequest,
-    WorkspaceForkLookupResult,
-    WorkspaceForkRequest,
-    WorkspaceForkResult,
-    durable_branching_flags_problem,
-    forked_environment_confidentiality_verified,
     workspace_checkpoint_request_digest,
     workspace_checkpoint_result_matches_request,
+)
+from agent_interface.durable.cleanup import (
+    WorkspaceCleanupAcknowledgement,
+    WorkspaceCleanupRequest,
     workspace_cleanup_acknowledgement_matches,
     workspace_cleanup_request_digest,
-    workspace_fork_request_digest,
-    workspace_fork_result_matches_request,
 )
 from agent_interface.durable.confidential import (
     ConfidentialAttestation,
     ConfidentialExecutionRequest,
     confidential_execution_request_digest,
     confidential_execution_verified,
+)
+from agent_interface.durable.fork import (
+    ForkedEnvironmentRef,
+    WorkspaceForkLookupResult,
+    WorkspaceForkRequest,
+    WorkspaceForkResult,
+    forked_environment_confidentiality_verified,
+    workspace_fork_request_digest,
+    workspace_fork_result_matches_request,
 )
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
 from tests.durable.test_portable_context_fixtures import absent, deep, digest_of, refusals

@@ -9,18 +9,19 @@ from typing import Any
 
 import pytest
 
-from agent_interface.durable.branching import (
+from agent_interface.durable.checkpoint import (
     WorkspaceCheckpointRequest,
-    WorkspaceCleanupRequest,
-    WorkspaceForkRequest,
     workspace_checkpoint_request_digest,
+)
+from agent_interface.durable.cleanup import (
+    WorkspaceCleanupRequest,
     workspace_cleanup_request_digest,
-    workspace_fork_request_digest,
 )
 from agent_interface.durable.context_transfer import (
     ContextTransferRequest,
     context_transfer_request_digest,
 )
+from agent_interface.durable.fork import WorkspaceForkRequest, workspace_fork_request_digest
 from agent_interface.durable.native_continuation import (
     NativeContextContinuationRequest,
     native_context_continuation_request_digest,

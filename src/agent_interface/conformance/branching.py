@@ -1,7 +1,7 @@
 """Conformance checks for a durable workspace-branching implementation.
 
 :func:`run_branching_conformance` drives an
-:class:`~agent_interface.branching.AgentWorkspaceBranching` through create, replay,
+:class:`~agent_interface.durable.branching.AgentWorkspaceBranching` through create, replay,
 changed-input conflict, lookup, dependent-fork cleanup and deletion, and checks every
 answer with the contract's own matchers. It returns a
 :class:`BranchingConformanceReport`; nothing is raised for a failed check.
@@ -18,18 +18,22 @@ from typing import Any
 from agent_interface.core.canonical import sha256_utf8
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import wire_adapter
-from agent_interface.durable.branching import (
+from agent_interface.durable.branching import durable_branching_flags_problem
+from agent_interface.durable.checkpoint import (
     WorkspaceCheckpointLookupResult,
     WorkspaceCheckpointRequest,
     WorkspaceCheckpointResult,
+    workspace_checkpoint_result_matches_request,
+)
+from agent_interface.durable.cleanup import (
     WorkspaceCleanupAcknowledgement,
     WorkspaceCleanupRequest,
+    workspace_cleanup_acknowledgement_matches,
+)
+from agent_interface.durable.fork import (
     WorkspaceForkLookupResult,
     WorkspaceForkRequest,
     WorkspaceForkResult,
-    durable_branching_flags_problem,
-    workspace_checkpoint_result_matches_request,
-    workspace_cleanup_acknowledgement_matches,
     workspace_fork_result_matches_request,
 )
 from agent_interface.durable.portable_context import plain_wire

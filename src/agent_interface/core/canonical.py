@@ -3,7 +3,7 @@
 Accepted values: ``None``, ``bool``, ``str``, ``int`` within ±(2**53 - 1), finite
 ``float``, ``list`` and ``tuple`` (both are JSON arrays), and ``dict`` (and dict
 subclasses) with ``str`` keys. Everything else is refused with a
-:class:`~agent_interface.errors.CanonicalJsonError` naming the JSON Pointer.
+:class:`~agent_interface.core.errors.CanonicalJsonError` naming the JSON Pointer.
 
 Big-integer policy: an integer outside ±(2**53 - 1) is accepted only when its
 decimal text is exactly how JavaScript writes a double (``2**53``, or

@@ -15,6 +15,7 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_interface.core._schema_index import SCHEMA_MODULES
@@ -54,9 +55,10 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    import agent_interface
-
-    for module in pkgutil.walk_packages(agent_interface.__path__, "agent_interface."):
+    # The package directory, found without importing the package root (which sits above
+    # every family).
+    root = str(Path(__file__).resolve().parent.parent)
+    for module in pkgutil.walk_packages([root], "agent_interface."):
         leaf = module.name.rsplit(".", 1)[-1]
         if leaf.startswith("_") or module.name.startswith("agent_interface.cli"):
             continue

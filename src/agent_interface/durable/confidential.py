@@ -1,4 +1,6 @@
-"""TODO docstring: durable.confidential (from branching.py)."""
+"""Confidential execution (``workspace-confidentiality.ts``): attestation, the request that
+binds it, and the check that a forked environment keeps the confidentiality it was asked for.
+"""
 
 from __future__ import annotations
 

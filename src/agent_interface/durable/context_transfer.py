@@ -1,7 +1,7 @@
 """Admitting an accepted portable context plan into a fresh session (``portable-context-transfer.ts``).
 
 A :class:`ContextTransferRequest` binds one operation id to one accepted
-:class:`~agent_interface.portable_context.PortableContextPlan`. The provider answers
+:class:`~agent_interface.durable.portable_context.PortableContextPlan`. The provider answers
 with a :data:`ContextTransferResult`: ``accepted`` (first admission) or ``replayed``
 (exact retry), both carrying a receipt for the one fresh destination session;
 ``conflict`` (the operation id already holds another request); or ``unknown`` /

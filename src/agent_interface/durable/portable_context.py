@@ -1,7 +1,7 @@
 """Portable conversation context and its transfer plan (``portable-context-{base,plan,plan-request}.ts``).
 
 A :class:`PortableConversationContext` is a digest-sealed slice of one run's history,
-made of :class:`~agent_interface.parts.BackendMessage` values. A
+made of :class:`~agent_interface.runtime.parts.BackendMessage` values. A
 :class:`PortableContextPlan` embeds that immutable source, decides every message and
 part exactly once, names the destination runner and carries the exact derived context.
 A planner answers a :class:`PortableContextPlanRequest` with a ready, over-limit or

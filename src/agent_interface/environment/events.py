@@ -4,7 +4,7 @@
 An :class:`AgentEnvironmentEvent` is one provider event: its native ``type`` and
 ``data``, optional stable ``id``, the ``normalized`` canonical event, and token
 ``usage`` with its ``usageMode`` (``delta`` adds, ``cumulative`` replaces the turn
-total, absent = unknown semantics; see :mod:`agent_interface.usage`).
+total, absent = unknown semantics; see :mod:`agent_interface.runtime.usage`).
 
 Native identity: only a ``native.session.observed`` event establishes the provider's
 conversation identity; a public ``session.updated`` keeps its resume-key meaning and

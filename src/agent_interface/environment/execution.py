@@ -3,8 +3,8 @@
 The reference declares these as TypeScript types; the models here validate the same
 shapes strictly. Runtime-only members (``abortSignal``) have no wire form and are
 left out. :class:`AgentExecutionInput` carries the turn's
-:data:`~agent_interface.interactions.RequestedInteractions` posture and its
-:class:`~agent_interface.interactions.InteractionExecutionBinding`.
+:data:`~agent_interface.runtime.interaction_fields.RequestedInteractions` posture and its
+:class:`~agent_interface.runtime.interaction_requests.InteractionExecutionBinding`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""TODO docstring: profile.canonical (from profile.py)."""
+"""Canonical profile identity (``agent-profile-canonical.ts``, ``agent-profile-snapshot.ts``):
+the RFC 8785 text of the validated wire form, its ``sha256:`` digest, and snapshots.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a provider can do with an :class:`~agent_interface.profile.AgentProfile`
+"""What a provider can do with an :class:`~agent_interface.profile.agent_profile.AgentProfile`
 (``environment-profile-capabilities.ts``), and the check that refuses what it cannot.
 
 A capability declaration is a promise about materialization, not evidence that a value was
@@ -86,7 +86,7 @@ def check_profile_support(
     """Every profile request the capabilities cannot honor, in profile order; empty when
     the provider can take the profile. Any explicit value is a request, including ``""``,
     ``[]`` and ``{}``. A profile still carrying ``seats`` is refused: providers receive the
-    per-stage projection (:func:`agent_interface.seats.project_profile_for_stage`)."""
+    per-stage projection (:func:`agent_interface.profile.seats.project_profile_for_stage`)."""
     value = coerce_agent_profile(profile)
     caps = (
         capabilities

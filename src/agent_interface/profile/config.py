@@ -1,4 +1,6 @@
-"""TODO docstring: profile.config (from profile.py)."""
+"""Public configuration values and secret references in profiles, and the credential guards
+(``isCredentialBearingProfileConfigName``, value heuristics) that keep secrets out of them.
+"""
 
 from __future__ import annotations
 

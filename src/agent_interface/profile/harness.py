@@ -1,6 +1,6 @@
 """Harness names and what each harness can do (``harness.ts``, ``harness-capabilities.ts``).
 
-A harness is the runtime that materializes and runs an :class:`~agent_interface.profile.AgentProfile`
+A harness is the runtime that materializes and runs an :class:`~agent_interface.profile.agent_profile.AgentProfile`
 (``claude-code``, ``codex``, ``opencode``, ...). The tables here answer three questions for a
 harness: which models it can run (provider lock), which reasoning efforts it can express and
 which native control token it sends for one, and which system-prompt intents (replace, append)

@@ -1,4 +1,6 @@
-"""TODO docstring: profile.mcp_servers (from profile.py)."""
+"""MCP servers in a profile: local (shell-free command, public env), remote (URL, public
+headers) and disabled entries.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring: profile.merge (from profile.py)."""
+"""``mergeAgentProfiles``: later profiles win where they carry a value; lists concatenate,
+records merge, appended prompts join.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring: profile.resources (from profile.py)."""
+"""Profile resources and prompt (``profile-schema.ts``): inline and pinned GitHub resources,
+file mounts, and the system-prompt / append-system-prompt pair.
+"""
 
 from __future__ import annotations
 

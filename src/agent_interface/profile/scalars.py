@@ -1,14 +1,6 @@
-"""The provider-neutral agent profile (``agent-profile.ts``, ``profile-schema.ts``).
-
-:class:`AgentProfile` is the exact wire contract of ``agentProfileSchema``: every object is
-strict (unknown keys refused), record keys must be well-formed Unicode, MCP and hook
-configuration carries only tagged public values or opaque secret references, and the three
-token ceilings obey "no single ceiling above the total". The optional ``seats`` chain (see
-:mod:`agent_interface.seats`) is validated here because its rules are part of the profile.
-
-Identity: :func:`canonical_agent_profile_json` is the RFC 8785 text of the validated wire
-form (absent optional fields are omitted, exactly as the reference drops ``undefined``) and
-:func:`canonical_agent_profile_digest` its ``sha256:`` digest."""
+"""Scalar wire types the profile schemas share: zod-compatible positive integers and numbers,
+exact booleans, non-empty strings, permission values, and refusals at a nested path.
+"""
 
 from __future__ import annotations
 

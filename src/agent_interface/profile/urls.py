@@ -1,4 +1,6 @@
-"""TODO docstring: profile.urls (from profile.py)."""
+"""WHATWG URL parsing as Node's ``URL`` does it, for the profile checks that need a host
+(remote MCP servers, connections).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring: provider.command_turn (from environment_provider.py)."""
+"""Command turns (``environment-command-turn.ts``): exec-only environments that answer a turn
+by running a command, and the events and capability document such an environment reports.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""TODO docstring: provider.continuation (from native_continuation.py)."""
+"""The native continuation result and its ledger (``portable-context-continuation.ts``).
+
+The result embeds the original :class:`~agent_interface.provider.turn.AgentTurnResult`, so it
+sits above the turn; the request the turn carries stays in
+:mod:`agent_interface.durable.native_continuation`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""TODO docstring: provider.create (from environment_provider.py)."""
+"""Retry-safe environment creation (``CreateAgentEnvironmentInput.idempotencyKey``).
+
+A repeated key with the same canonical input returns or reconstructs the same environment
+(``creation: "replayed"``); the same key with any changed create field is refused before a
+second create effect. Metadata is returned as a detached snapshot.
+"""
 
 from __future__ import annotations
 

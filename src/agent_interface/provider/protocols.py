@@ -1,4 +1,7 @@
-"""TODO docstring: provider.protocols (from environment_provider.py)."""
+"""The provider, environment and session protocols (``environment-provider.ts``,
+``provider-adapter.ts``) and the checks that an object's optional methods match its declared
+capabilities.
+"""
 
 from __future__ import annotations
 

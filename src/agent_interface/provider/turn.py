@@ -136,7 +136,7 @@ class CreateAgentEnvironmentInput(WireModel):
 class AgentTurnInput(WireModel):
     """One turn sent to an environment or session (``AgentTurnInputSchema``).
 
-    ``profile`` is the exact :class:`~agent_interface.profile.AgentProfile` for the
+    ``profile`` is the exact :class:`~agent_interface.profile.agent_profile.AgentProfile` for the
     turn, validated by its canonical schema and kept apart from the bounded
     ``providerOptions``; a provider honors it or refuses before dispatch
     (:func:`require_turn_profile_supported`). ``interactions`` is the per-turn

@@ -1,4 +1,7 @@
-"""TODO docstring: runtime.interaction_answers (from interactions.py)."""
+"""Answer validation (``interaction-answer-validation.ts``): checks answer data against an
+:class:`InteractionAnswerSpec` and permission scopes. Issues name JSON Pointers and never quote
+an answer, which may be secret.
+"""
 
 from __future__ import annotations
 

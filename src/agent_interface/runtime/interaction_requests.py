@@ -1,4 +1,6 @@
-"""TODO docstring: runtime.interaction_requests (from interactions.py)."""
+"""Interaction requests (``interaction-envelope.ts``): the subject, the run/environment/session
+binding, the request material and its canonical digest, and resolution checks against a request.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""TODO docstring: runtime.interaction_responses (from interactions.py)."""
+"""Interaction responses, response commands and acknowledgements
+(``interaction-response-validation.ts``, ``interaction.ts``).
+
+A command binds a response to its run, environment, optional session, interaction and caller
+operation through a canonical digest. Acknowledgements carry no answer value or answer hash,
+because both can disclose low-entropy secret answers.
+"""
 
 from __future__ import annotations
 

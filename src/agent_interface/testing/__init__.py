@@ -6,10 +6,9 @@ durable workspace branching (through :class:`InMemoryWorkspaceBranching`).
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
+from agent_interface.testing.environment import InMemoryAgentEnvironment, InMemoryAgentSession
 from agent_interface.testing.provider import (
-    InMemoryAgentEnvironment,
     InMemoryAgentEnvironmentProvider,
-    InMemoryAgentSession,
     in_memory_capabilities,
 )
 

@@ -1,7 +1,7 @@
 """An in-memory durable workspace-branching engine for tests and local providers.
 
 :class:`InMemoryWorkspaceBranching` implements
-:class:`~agent_interface.branching.AgentWorkspaceBranching` with the contract's durable
+:class:`~agent_interface.durable.branching.AgentWorkspaceBranching` with the contract's durable
 rules. An in-memory provider embeds one and exposes it as ``workspace_branching``;
 its ``capabilities`` block is the ``branching`` section to declare.
 
@@ -29,22 +29,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agent_interface.durable.branching import (
-    ForkedEnvironmentRef,
+from agent_interface.durable.branching_operations import (
+    WorkspaceOperationLookupRequest,
+    WorkspaceOperationNotFound,
+    WorkspaceOperationUnknown,
+)
+from agent_interface.durable.checkpoint import (
     WorkspaceCheckpointConflict,
     WorkspaceCheckpointFound,
     WorkspaceCheckpointRef,
     WorkspaceCheckpointRequest,
     WorkspaceCheckpointSuccess,
-    WorkspaceCleanupAcknowledgement,
-    WorkspaceCleanupRequest,
+)
+from agent_interface.durable.cleanup import WorkspaceCleanupAcknowledgement, WorkspaceCleanupRequest
+from agent_interface.durable.fork import (
+    ForkedEnvironmentRef,
     WorkspaceForkConflict,
     WorkspaceForkFound,
     WorkspaceForkRequest,
     WorkspaceForkSuccess,
-    WorkspaceOperationLookupRequest,
-    WorkspaceOperationNotFound,
-    WorkspaceOperationUnknown,
 )
 from agent_interface.durable.portable_context import (
     plain_wire,
