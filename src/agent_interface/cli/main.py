@@ -312,7 +312,10 @@ def _print_table(results: list[dict[str, Any]]) -> None:
 # -- entry point ------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+_OWN_COMMANDS = frozenset({"validate", "digest", "schema", "check"})
+
+
+def build_parser(command_modules: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agent-interface",
         description="Validate, digest and inspect @tangle-network/agent-interface documents.",
@@ -349,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(handler=cmd_check)
 
-    for module_name in _COMMAND_MODULES:
+    for module_name in command_modules:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -361,7 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((word for word in words if not word.startswith("-")), None)
+    # The sub-command modules import their contract families: skip them for our own commands.
+    parser = build_parser(() if command in _OWN_COMMANDS else _COMMAND_MODULES)
     args = parser.parse_args(argv)
     try:
         code: int = args.handler(args)

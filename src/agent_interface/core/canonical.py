@@ -16,6 +16,11 @@ Python integers would share one digest.
 Nesting deeper than :data:`MAX_CANONICAL_DEPTH` containers is refused (code
 ``too_deep``), and a container that contains itself is refused (code ``cycle``);
 neither surfaces as a ``RecursionError``.
+
+Speed: when a value holds only plain ``dict``/``list``/``tuple``/``str``/``bool``/``None``,
+safe integers and floats that orjson and ECMAScript print alike, orjson writes the
+canonical bytes (see :func:`_compiled_bytes`); anything else takes the exact path. Both
+give the same bytes (tests/core/test_canonical_fast_path.py).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring as _json_string
 from typing import Annotated, Any, Final
 
+import orjson
 from pydantic import StringConstraints
 
 from agent_interface.core.errors import (
@@ -285,6 +291,9 @@ def _canonical_text(value: object) -> str:
 
 def canonical_json(value: object) -> str:
     """RFC 8785 text of ``value`` (``canonicalCandidateJson``)."""
+    fast = _compiled_bytes(value)
+    if fast is not None:
+        return fast.decode("utf-8")
     text = _canonical_text(value)
     if not is_well_formed_unicode(text):
         raise _surrogate_error(value)
@@ -293,11 +302,83 @@ def canonical_json(value: object) -> str:
 
 def canonical_bytes(value: object) -> bytes:
     """UTF-8 bytes of :func:`canonical_json` (``canonicalCandidateBytes``)."""
+    fast = _compiled_bytes(value)
+    if fast is not None:
+        return fast
+    return _exact_bytes(value)
+
+
+def _exact_bytes(value: object) -> bytes:
+    """The reference algorithm written out in Python: every value, every refusal."""
     text = _canonical_text(value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         raise _surrogate_error(value) from None
+
+
+# orjson prints a float without an exponent exactly when 1e-5 <= |x| < 1e16, ECMAScript
+# when 1e-6 <= |x| < 1e21; both print the shortest digits that round-trip. Inside the
+# first range and away from integers (orjson writes ``3.0``, ECMAScript ``3``) the texts
+# are equal.
+_PLAIN_FLOAT_MIN: Final = 1e-5
+_PLAIN_FLOAT_MAX: Final = 1e16
+
+# UTF-8 lead bytes of U+E000..U+FFFF and of U+10000 and above. orjson sorts keys by code
+# point, RFC 8785 by UTF-16 code unit; the two orders differ only between a key character
+# in U+E000..U+FFFF and an astral one (a surrogate pair sorts below U+E000).
+_BMP_HIGH_LEADS: Final = (b"\xee", b"\xef")
+_ASTRAL_LEADS: Final = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+
+
+_PLAIN_SCALARS: Final = frozenset({str, bool, type(None)})
+
+
+def _compiled_eligible(items: Any, depth: int) -> bool:
+    """True when every member of ``items`` (a container's values) is written by orjson
+    exactly as RFC 8785 writes it: exact JSON types, safe integers, plain floats."""
+    if depth >= MAX_CANONICAL_DEPTH:
+        return False
+    for item in items:
+        kind = type(item)
+        if kind in _PLAIN_SCALARS:
+            continue
+        if kind is int:
+            if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                continue
+            return False
+        if kind is float:
+            # NaN and infinities fail the range test (orjson would write them as null).
+            if _PLAIN_FLOAT_MIN <= abs(item) < _PLAIN_FLOAT_MAX and not item.is_integer():
+                continue
+            return False
+        if kind is dict:
+            if not _compiled_eligible(item.values(), depth + 1):
+                return False
+            continue
+        if kind is list or kind is tuple:
+            if not _compiled_eligible(item, depth + 1):
+                return False
+            continue
+        return False
+    return True
+
+
+def _compiled_bytes(value: object) -> bytes | None:
+    """Canonical bytes written by orjson with sorted keys, or ``None`` when the value
+    needs the exact path (unusual types or numbers, lone surrogates, non-string keys,
+    keys whose code-point order may differ from their UTF-16 order)."""
+    if not _compiled_eligible((value,), -1):
+        return None
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, RecursionError):
+        return None
+    if any(lead in out for lead in _BMP_HIGH_LEADS) and any(
+        lead in out for lead in _ASTRAL_LEADS
+    ):
+        return None
+    return out
 
 
 def _surrogate_error(value: object) -> CanonicalJsonError:

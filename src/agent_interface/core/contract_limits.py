@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
 from pydantic import (
-    AfterValidator,
     BeforeValidator,
     Field,
     GetCoreSchemaHandler,
@@ -30,7 +29,7 @@ from agent_interface.core.canonical import (
 )
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import (
-    deep_freeze,
+    FrozenDict,
     free_json_validator,
     thaw,
 )
@@ -83,7 +82,8 @@ def utf16_length(text: str) -> int:
     """JavaScript's ``text.length``: UTF-16 code units."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    # Two bytes per code unit; a lone surrogate is one unit, as in JavaScript.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf8_bytes(text: str) -> int:
@@ -150,23 +150,24 @@ def integral_float_to_int(value: Any) -> Any:
     return value
 
 
+# The bounds come before the float-reading validator so pydantic-core checks them itself.
 SafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)
+    int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
 
 NonNegativeSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=0, le=MAX_SAFE_INTEGER)
+    int, Field(ge=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int().nonnegative()``; ``-1`` is refused with ``greater_than_equal``."""
 
 PositiveSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(ge=1, le=MAX_SAFE_INTEGER)
+    int, Field(ge=1, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """zod ``z.number().int().positive()``; ``0`` is refused with ``greater_than_equal``."""
 
 GreaterThanZeroSafeInt = Annotated[
-    int, BeforeValidator(integral_float_to_int), Field(gt=0, le=MAX_SAFE_INTEGER)
+    int, Field(gt=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
 ]
 """The same values as :data:`PositiveSafeInt`, but ``0`` is refused with ``greater_than``
 (the refusal code the workspace, exact-process, MCP and provider models report)."""
@@ -182,15 +183,24 @@ BoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGTH)]
 """A string of at most 16,384 UTF-16 code units (``boundedStringSchema``)."""
 
 
-def _check_identifier(value: str) -> str:
-    if js_trim(value) != value:
-        raise PydanticCustomError("identifier_whitespace", "identifier cannot have outer whitespace")
-    return value
+_JS_WHITESPACE_SET: Final = frozenset(JS_WHITESPACE)
 
 
-BoundedIdentifier = Annotated[
-    str, Utf16Length(max=CONTRACT_MAX_IDENTIFIER_LENGTH, min=1), AfterValidator(_check_identifier)
-]
+@dataclass(frozen=True, slots=True)
+class _IdentifierBounds(Utf16Length):
+    """The length bounds and the outer-whitespace rule in one validator call."""
+
+    def check(self, value: str) -> str:
+        if len(value) < self.min or (self.max is not None and len(value) * 2 > self.max):
+            Utf16Length.check(self, value)  # the exact count, and the refusal
+        if value[0] in _JS_WHITESPACE_SET or value[-1] in _JS_WHITESPACE_SET:
+            raise PydanticCustomError(
+                "identifier_whitespace", "identifier cannot have outer whitespace"
+            )
+        return value
+
+
+BoundedIdentifier = Annotated[str, _IdentifierBounds(max=CONTRACT_MAX_IDENTIFIER_LENGTH, min=1)]
 """1..512 UTF-16 code units without outer whitespace (``boundedIdentifierSchema``)."""
 
 
@@ -250,15 +260,101 @@ def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
     return None
 
 
+class _OutOfBounds(Exception):
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+_TOO_MANY_NODES: Final = f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
+_LONG_STRING: Final = f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
+_NOT_FINITE: Final = "a number is not finite"
+_INFINITIES: Final = (float("inf"), float("-inf"))
+
+
+def _string_within_bounds(value: str) -> str:
+    # UTF-16 length <= 2 * len(): most strings skip the exact count.
+    if len(value) * 2 > CONTRACT_MAX_STRING_LENGTH and utf16_length(value) > CONTRACT_MAX_STRING_LENGTH:
+        raise _OutOfBounds(_LONG_STRING)
+    return value
+
+
+def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
+    """One walk for :func:`_bounded_json_problem` (``container_cost=2``) and
+    :func:`deep_freeze`: ``value`` is already counted in ``nodes``; scalar members are
+    checked inline, containers recursively."""
+    kind = type(value)
+    if kind is str:
+        return _string_within_bounds(value)
+    if value is None or kind is bool or kind is int:
+        return value
+    if kind is float:
+        if value != value or value in _INFINITIES:
+            raise _OutOfBounds(_NOT_FINITE)
+        return value
+    if kind is not dict and kind is not list and kind is not tuple:
+        if isinstance(value, str):
+            return _string_within_bounds(value)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            if value != value or value in _INFINITIES:
+                raise _OutOfBounds(_NOT_FINITE)
+            return value
+    if depth >= CONTRACT_MAX_JSON_DEPTH:
+        raise _OutOfBounds(f"nesting is deeper than {CONTRACT_MAX_JSON_DEPTH}")
+    if isinstance(value, (list, tuple)):
+        if len(value) > CONTRACT_MAX_ARRAY_LENGTH:
+            raise _OutOfBounds(f"an array has more than {CONTRACT_MAX_ARRAY_LENGTH} items")
+        # A container counts twice (entering and leaving it), each member once.
+        nodes[0] += 1 + len(value)
+        if nodes[0] > CONTRACT_MAX_JSON_NODES:
+            raise _OutOfBounds(_TOO_MANY_NODES)
+        items: list[Any] = []
+        for item in value:
+            member = type(item)
+            if member is str:
+                items.append(_string_within_bounds(item))
+            elif member is int or member is bool or item is None:
+                items.append(item)
+            else:
+                items.append(_frozen_within_bounds(item, depth + 1, nodes))
+        return tuple(items)
+    if isinstance(value, dict):
+        if len(value) > CONTRACT_MAX_MAP_ENTRIES:
+            raise _OutOfBounds(f"an object has more than {CONTRACT_MAX_MAP_ENTRIES} keys")
+        nodes[0] += 1 + len(value)
+        if nodes[0] > CONTRACT_MAX_JSON_NODES:
+            raise _OutOfBounds(_TOO_MANY_NODES)
+        frozen: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _OutOfBounds("an object key is not a string")
+            if len(key) * 2 > CONTRACT_MAX_IDENTIFIER_LENGTH and (
+                utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH
+            ):
+                raise _OutOfBounds(
+                    f"an object key is longer than {CONTRACT_MAX_IDENTIFIER_LENGTH} code units"
+                )
+            member = type(item)
+            if member is str:
+                frozen[key] = _string_within_bounds(item)
+            elif member is int or member is bool or item is None:
+                frozen[key] = item
+            else:
+                frozen[key] = _frozen_within_bounds(item, depth + 1, nodes)
+        return FrozenDict(frozen)
+    raise _OutOfBounds(f"{type(value).__name__} is not JSON")
+
+
 @free_json_validator
 def _check_bounded(value: Any) -> Any:
-    problem = _bounded_json_problem(value)
-    if problem is not None:
+    try:
+        return _frozen_within_bounds(value, 0, [1])
+    except _OutOfBounds as exc:
         raise PydanticCustomError(
             "bounded_json", "value exceeds the contract bounds or is not finite JSON: {problem}",
-            {"problem": problem},
-        )
-    return deep_freeze(value)
+            {"problem": exc.problem},
+        ) from None
 
 
 def _check_bounded_record(value: Any) -> Any:
@@ -345,32 +441,44 @@ def is_iso_datetime(value: str) -> bool:
     return _ISO_DATETIME_RE.fullmatch(value) is not None
 
 
-def _check_iso_datetime(value: str) -> str:
-    if not is_iso_datetime(value):
-        raise PydanticCustomError(
-            "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
+@dataclass(frozen=True, slots=True)
+class _FullMatch:
+    """A string that must match ``pattern`` whole, checked by pydantic-core's regex
+    engine (no Python call); a mismatch is refused with ``code``."""
+
+    pattern: re.Pattern[str]
+    code: str
+    message: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # The type is checked first (a number stays ``string_type``), then the pattern.
+        matched = core_schema.custom_error_schema(
+            core_schema.str_schema(pattern=f"^(?:{self.pattern.pattern})$"),
+            custom_error_type=self.code,
+            custom_error_message=self.message,
         )
-    return value
+        return core_schema.chain_schema([handler(source), matched])
 
 
 IsoDatetime = Annotated[
-    str, AfterValidator(_check_iso_datetime),
+    str,
+    _FullMatch(
+        _ISO_DATETIME_RE, "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
+    ),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 """zod ``z.iso.datetime()`` (4.4.3): ``YYYY-MM-DDTHH:MM[:SS[.fff]]Z``."""
 
 
-def _check_offset_datetime(value: str) -> str:
-    if _OFFSET_DATETIME_RE.fullmatch(value) is None:
-        raise PydanticCustomError(
-            "iso_datetime",
-            "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
-        )
-    return value
-
-
 OffsetIsoDatetime = Annotated[
-    str, AfterValidator(_check_offset_datetime),
+    str,
+    _FullMatch(
+        _OFFSET_DATETIME_RE,
+        "iso_datetime",
+        "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
+    ),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 """zod ``z.string().datetime({ offset: true })`` (4.4.3): ``Z`` or a ``+hh:mm`` offset."""

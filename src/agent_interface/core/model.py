@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, cached_property
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
 
 from pydantic import (
@@ -26,16 +26,16 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetCoreSchemaHandler,
     PlainSerializer,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
     WithJsonSchema,
     model_serializer,
-    model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
     canonical_bytes,
@@ -150,7 +150,28 @@ def _integral_number(value: Any) -> Any:
 WireInt = Annotated[int, BeforeValidator(_integral_number)]
 """An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
 
-WireList = Annotated[tuple[T, ...], BeforeValidator(_as_tuple)]
+class _ListAsTuple:
+    """Python input may give a list for a tuple; JSON arrays are read as tuples directly.
+
+    (A plain ``BeforeValidator`` would make pydantic-core turn every JSON array into a
+    Python list, and its members into Python objects, before validating them again.)
+    """
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        inner = handler(source)
+        python = core_schema.no_info_before_validator_function(_as_tuple, inner)
+        if inner["type"] != "tuple":
+            return python
+        # A parent's Python validator can hand a JSON document's array on as a list: the
+        # JSON branch takes that list too (its members keep their own strict schemas).
+        return core_schema.json_or_python_schema(
+            json_schema={**inner, "strict": False}, python_schema=python
+        )
+
+
+WireList = Annotated[tuple[T, ...], _ListAsTuple()]
 """A JSON array held as a tuple. Lists are accepted on input."""
 
 WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
@@ -240,6 +261,18 @@ def _drop_null_from_optional(schema: dict[str, Any], cls: type[BaseModel]) -> No
                 prop.pop("default")
 
 
+def _refuse_null_on_wire(value: Any, info: ValidationInfo) -> Any:
+    # On the wire an optional key is absent or a value; in Python, None is absent.
+    if value is None and (info.context is _WIRE_CONTEXT or info.context is _WIRE_TEXT_CONTEXT):
+        raise PydanticCustomError(
+            "null_not_allowed", "optional field: omit it instead of sending null"
+        )
+    return value
+
+
+_REFUSE_NULL_ON_WIRE = AfterValidator(_refuse_null_on_wire)
+
+
 class WireModel(BaseModel):
     """Strict, frozen, camelCase-on-the-wire base model."""
 
@@ -254,6 +287,9 @@ class WireModel(BaseModel):
         allow_inf_nan=False,
         hide_input_in_errors=True,
         json_schema_extra=_drop_null_from_optional,
+        # A model builds its validator on first use, not at import: importing a module
+        # stays cheap and a process pays only for the schemas it uses.
+        defer_build=True,
     )
 
     wire_nullable: ClassVar[frozenset[str]] = frozenset()
@@ -283,20 +319,15 @@ class WireModel(BaseModel):
                 refused[field.alias] = name
         cls._none_fields = refused
         cls._sent_only_fields = tuple(sent_only)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _refuse_explicit_null(cls, data: Any, info: ValidationInfo) -> Any:
-        # On the wire an optional key is absent or a value; in Python, None is absent.
-        if isinstance(data, dict) and cls._none_fields and info.context is _WIRE_CONTEXT:
-            for key, item in data.items():
-                if item is None and key in cls._none_fields:
-                    raise PydanticCustomError(
-                        "null_not_allowed",
-                        "field {field} is optional: omit it instead of sending null",
-                        {"field": key},
-                    )
-        return data
+        # The wire refuses null for these fields: a field validator that runs only when
+        # the key is present (a model-level "before" validator would make pydantic-core
+        # turn every JSON document into Python objects before validating it).
+        for name in set(refused.values()):
+            metadata = cls.model_fields[name].metadata
+            if _REFUSE_NULL_ON_WIRE not in metadata:
+                metadata.append(_REFUSE_NULL_ON_WIRE)
+        if cls.__pydantic_complete__:
+            cls.model_rebuild(force=True)
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: Any) -> Any:
@@ -348,6 +379,16 @@ class WireModel(BaseModel):
 _WIRE_CONTEXT: Any = {"wire": True}
 """Validation context of :meth:`WireAdapter.parse`: the wire rules apply (null refused)."""
 
+_WIRE_TEXT_CONTEXT: Any = {"wire": True, "json_text": True}
+"""The wire context for a document parsed from JSON text. pydantic-core's parser refuses
+lone surrogates (escaped or raw), so every string and key it hands over is well-formed."""
+
+
+def from_json_text(info: ValidationInfo) -> bool:
+    """True while validating a document parsed from JSON text (see ``_WIRE_TEXT_CONTEXT``):
+    a validator may skip checks that only Python input can fail, such as lone surrogates."""
+    return info.context is _WIRE_TEXT_CONTEXT
+
 _ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
 
 
@@ -357,19 +398,23 @@ class WireAdapter(Generic[T]):
     def __init__(self, tp: Any, name: str | None = None) -> None:
         self.type = tp
         self.name = name or getattr(tp, "__name__", repr(tp))
+
+    @cached_property
+    def adapter(self) -> TypeAdapter[T]:
+        """The pydantic adapter, built on first use (module import stays cheap)."""
+        tp: Any = self.type
         if isinstance(tp, type) and issubclass(tp, BaseModel):
-            self.adapter: TypeAdapter[T] = TypeAdapter(tp)
-        else:
-            # Unions and aliases carry no model config of their own: give them the
-            # same strictness as WireModel.
-            self.adapter = TypeAdapter(tp, config=_ADAPTER_CONFIG)
+            return TypeAdapter(tp)
+        # Unions and aliases carry no model config of their own: give them the
+        # same strictness as WireModel.
+        return TypeAdapter(tp, config=_ADAPTER_CONFIG)
 
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
         try:
             if isinstance(data, (bytes, bytearray, str)):
                 return self.adapter.validate_json(
-                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+                    data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
                 )
             return self.adapter.validate_python(
                 data, by_alias=True, by_name=False, context=_WIRE_CONTEXT

@@ -1,24 +1,35 @@
 """The registry of public wire schemas, keyed by the reference's export name.
 
 A module registers its public wire types at import time with
-:func:`register_wire_models`; :func:`wire_schemas` imports every submodule of the
-package first, so the registry is complete no matter what the caller imported.
-The CLI and JSON Schema export read the registry.
+:func:`register_wire_models`. :func:`wire_schema` finds the defining module of a name
+in the generated table :mod:`agent_interface.core._schema_index`, imports that module
+only and builds that one adapter, so the first use of a schema costs what the schema
+costs, not what the package costs. :func:`wire_schemas` and :func:`wire_schema_names`
+import every submodule first, so their listing is complete no matter what the caller
+imported. The CLI and JSON Schema export read the registry.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from agent_interface.core._schema_index import SCHEMA_MODULES
 
 if TYPE_CHECKING:
     from agent_interface.core.model import WireAdapter
 
-__all__ = ["register_wire_models", "wire_schema", "wire_schemas"]
+__all__ = [
+    "register_wire_models",
+    "schema_origin",
+    "wire_schema",
+    "wire_schema_names",
+    "wire_schemas",
+]
 
 _TYPES: dict[str, Any] = {}
 _ORIGINS: dict[str, str] = {}
@@ -31,8 +42,6 @@ def register_wire_models(**types: Any) -> None:
     The caller's module is recorded; registering one name from two modules is a bug
     and raises ``ValueError``.
     """
-    import sys
-
     origin = sys._getframe(1).f_globals.get("__name__", "?")
     for name, tp in types.items():
         previous = _ORIGINS.get(name)
@@ -57,28 +66,74 @@ def _load_all() -> None:
     _loaded = True
 
 
-def wire_schemas() -> Mapping[str, WireAdapter[Any]]:
-    """Every registered wire schema, by name, in name order."""
-    from agent_interface.core.model import wire_adapter
-
-    _load_all()
-    return MappingProxyType(
-        {name: wire_adapter(_TYPES[name], name) for name in sorted(_TYPES)}
-    )
+def _registered_type(name: str) -> Any:
+    """The type registered as ``name``, importing only its module when the index knows it."""
+    tp = _TYPES.get(name)
+    if tp is not None:
+        return tp
+    module = SCHEMA_MODULES.get(name)
+    if module is not None:
+        importlib.import_module(module)
+        tp = _TYPES.get(name)
+    if tp is None and not _loaded:
+        # Not in the index (yet): a module added since the index was generated.
+        _load_all()
+        tp = _TYPES.get(name)
+    if tp is None:
+        known = sorted(set(SCHEMA_MODULES) | set(_TYPES))
+        close = [other for other in known if name.lower() in other.lower()][:8]
+        hint = f" (did you mean: {', '.join(close)})" if close else ""
+        raise KeyError(f"no wire schema named {name!r}{hint}")
+    return tp
 
 
 def wire_schema(name: str) -> WireAdapter[Any]:
-    """The schema registered as ``name``; ``KeyError`` lists the close names."""
-    schemas = wire_schemas()
-    try:
-        return schemas[name]
-    except KeyError:
-        close = [known for known in schemas if name.lower() in known.lower()][:8]
-        hint = f" (did you mean: {', '.join(close)})" if close else ""
-        raise KeyError(f"no wire schema named {name!r}{hint}") from None
+    """The schema registered as ``name``; ``KeyError`` lists the close names.
+
+    Imports the defining module only and builds this one adapter (cached).
+    """
+    from agent_interface.core.model import wire_adapter
+
+    return wire_adapter(_registered_type(name), name)
+
+
+def wire_schema_names() -> tuple[str, ...]:
+    """Every registered schema name, sorted, without building any adapter."""
+    _load_all()
+    return tuple(sorted(_TYPES))
+
+
+class _Schemas(Mapping[str, "WireAdapter[Any]"]):
+    """Read-only name -> adapter view; an adapter is built when it is first read."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self._names = names
+        self._known = frozenset(names)
+
+    def __getitem__(self, name: str) -> WireAdapter[Any]:
+        if name not in self._known:
+            raise KeyError(name)
+        return wire_schema(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known
+
+
+def wire_schemas() -> Mapping[str, WireAdapter[Any]]:
+    """Every registered wire schema, by name, in name order (adapters built on access)."""
+    return _Schemas(wire_schema_names())
 
 
 def schema_origin(name: str) -> str:
     """The module that registered ``name``."""
-    _load_all()
-    return _ORIGINS[name]
+    origin = _ORIGINS.get(name) or SCHEMA_MODULES.get(name)
+    if origin is None:
+        _load_all()
+        origin = _ORIGINS[name]
+    return origin

@@ -10,13 +10,16 @@ Identity lives in :mod:`agent_interface.profile.canonical`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     Field,
+    GetCoreSchemaHandler,
+    ValidationInfo,
     model_validator,
 )
+from pydantic_core import core_schema
 
 from agent_interface.core.canonical import (
     canonical_json,
@@ -30,6 +33,7 @@ from agent_interface.core.model import (
     WireList,
     WireMap,
     WireModel,
+    from_json_text,
     thaw,
 )
 from agent_interface.core.registry import register_wire_models
@@ -198,21 +202,52 @@ class AgentProfileSeatStage(WireModel):
 # -- the profile -------------------------------------------------------------------------------
 
 
-def _ill_formed_keys(
-    value: Any, path: Loc, ancestors: frozenset[int] = frozenset()
-) -> Iterator[Loc]:
+def _ill_formed_keys(value: Any, path: Loc) -> list[Loc]:
+    """Locations of record keys that are not well-formed Unicode, depth first."""
+    found: list[Loc] = []
+    _collect_ill_formed_keys(value, path, set(), found)
+    return found
+
+
+def _collect_ill_formed_keys(value: Any, path: Loc, ancestors: set[int], found: list[Loc]) -> None:
     # Cycles and excessive depth are left to the JSON validators, which refuse them.
     if id(value) in ancestors or len(path) > 300:
         return
-    inner = ancestors | {id(value)}
     if isinstance(value, Mapping):
+        try:
+            # One encode for all keys; only a failure reads them one by one.
+            "".join(value).encode("utf-8")
+        except (TypeError, UnicodeEncodeError):
+            keys_clean = False
+        else:
+            keys_clean = True
+        ancestors.add(id(value))
         for key, item in value.items():
-            if isinstance(key, str) and not is_well_formed_unicode(key):
-                yield (*path, key)
-            yield from _ill_formed_keys(item, (*path, key), inner)
+            if not keys_clean and isinstance(key, str) and not is_well_formed_unicode(key):
+                found.append((*path, key))
+            if type(item) is not str and isinstance(item, (Mapping, list, tuple)):
+                _collect_ill_formed_keys(item, (*path, key), ancestors, found)
+        ancestors.discard(id(value))
     elif isinstance(value, (list, tuple)):
+        ancestors.add(id(value))
         for index, item in enumerate(value):
-            yield from _ill_formed_keys(item, (*path, index), inner)
+            if type(item) is not str and isinstance(item, (Mapping, list, tuple)):
+                _collect_ill_formed_keys(item, (*path, index), ancestors, found)
+        ancestors.discard(id(value))
+
+
+def _python_input_only(schema: Any, cls: type) -> None:
+    """Put the ``before`` validators of ``cls``'s model schema on a Python-only branch."""
+    node = schema
+    while isinstance(node, dict) and node.get("type") != "model":
+        node = node.get("schema")
+    if not isinstance(node, dict) or node.get("cls") is not cls:
+        return
+    inner = node["schema"]
+    if inner.get("type") == "function-before":
+        node["schema"] = core_schema.json_or_python_schema(
+            json_schema=inner["schema"], python_schema=inner
+        )
 
 
 def _same_map(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> bool:
@@ -250,8 +285,10 @@ class AgentProfile(WireModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _record_keys_are_unicode(cls, data: Any) -> Any:
-        bad = list(_ill_formed_keys(data, ()))
+    def _record_keys_are_unicode(cls, data: Any, info: ValidationInfo) -> Any:
+        if from_json_text(info):
+            return data  # the JSON parser already refused lone surrogates
+        bad = _ill_formed_keys(data, ())
         if bad:
             _refuse(
                 "AgentProfile",
@@ -261,6 +298,18 @@ class AgentProfile(WireModel):
                 ],
             )
         return data
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # The record-key walk needs the raw input, so it is a "before" validator; for JSON
+        # text it has nothing to find (the parser refuses lone surrogates) and would only
+        # make pydantic-core convert the document to Python objects first. Keep it on the
+        # Python-input branch.
+        schema = handler(source)
+        _python_input_only(schema, cls)
+        return schema
 
     @model_validator(mode="after")
     def _seat_chain_rules(self) -> AgentProfile:
