@@ -265,6 +265,11 @@ if TYPE_CHECKING:
         execution_failure_receipt as execution_failure_receipt,
         publish_failed_execution as publish_failed_execution,
     )
+    from .environment.source_snapshot import (
+        AgentWorkspacePublicIdentifier as AgentWorkspacePublicIdentifier,
+        AgentWorkspaceSourceSnapshotPolicy as AgentWorkspaceSourceSnapshotPolicy,
+        is_public_workspace_text as is_public_workspace_text,
+    )
     from .environment.workspace import (
         AgentEnvironmentEgressMode as AgentEnvironmentEgressMode,
         AgentEnvironmentEgressPolicy as AgentEnvironmentEgressPolicy,
@@ -291,6 +296,19 @@ if TYPE_CHECKING:
         repository_path_issue as repository_path_issue,
         workspace_cwd_from_legacy as workspace_cwd_from_legacy,
         workspace_cwd_path_for_base as workspace_cwd_path_for_base,
+    )
+    from .environment.workspace_lease import (
+        AGENT_WORKSPACE_LEASE_PHASES as AGENT_WORKSPACE_LEASE_PHASES,
+        AgentWorkspaceAllocationIdentity as AgentWorkspaceAllocationIdentity,
+        AgentWorkspaceExecutionBindingRequest as AgentWorkspaceExecutionBindingRequest,
+        AgentWorkspaceLeaseAuthorization as AgentWorkspaceLeaseAuthorization,
+        AgentWorkspaceLeasePhase as AgentWorkspaceLeasePhase,
+        AgentWorkspaceLeaseRecord as AgentWorkspaceLeaseRecord,
+        AgentWorkspaceLeaseRecordMaterial as AgentWorkspaceLeaseRecordMaterial,
+        AgentWorkspaceLeaseRenewalRequest as AgentWorkspaceLeaseRenewalRequest,
+        AgentWorkspaceSealRequest as AgentWorkspaceSealRequest,
+        build_agent_workspace_lease_record as build_agent_workspace_lease_record,
+        canonical_agent_workspace_lease_record_digest as canonical_agent_workspace_lease_record_digest,
     )
     from .profile.agent_profile import (
         AgentProfile as AgentProfile,
@@ -856,6 +874,9 @@ _EXPORTS: dict[str, str] = {
     "ObservedTokenUsage": "environment.execution_errors",
     "execution_failure_receipt": "environment.execution_errors",
     "publish_failed_execution": "environment.execution_errors",
+    "AgentWorkspacePublicIdentifier": "environment.source_snapshot",
+    "AgentWorkspaceSourceSnapshotPolicy": "environment.source_snapshot",
+    "is_public_workspace_text": "environment.source_snapshot",
     "AgentEnvironmentEgressMode": "environment.workspace",
     "AgentEnvironmentEgressPolicy": "environment.workspace",
     "AgentEnvironmentQuery": "environment.workspace",
@@ -881,6 +902,17 @@ _EXPORTS: dict[str, str] = {
     "repository_path_issue": "environment.workspace",
     "workspace_cwd_from_legacy": "environment.workspace",
     "workspace_cwd_path_for_base": "environment.workspace",
+    "AGENT_WORKSPACE_LEASE_PHASES": "environment.workspace_lease",
+    "AgentWorkspaceAllocationIdentity": "environment.workspace_lease",
+    "AgentWorkspaceExecutionBindingRequest": "environment.workspace_lease",
+    "AgentWorkspaceLeaseAuthorization": "environment.workspace_lease",
+    "AgentWorkspaceLeasePhase": "environment.workspace_lease",
+    "AgentWorkspaceLeaseRecord": "environment.workspace_lease",
+    "AgentWorkspaceLeaseRecordMaterial": "environment.workspace_lease",
+    "AgentWorkspaceLeaseRenewalRequest": "environment.workspace_lease",
+    "AgentWorkspaceSealRequest": "environment.workspace_lease",
+    "build_agent_workspace_lease_record": "environment.workspace_lease",
+    "canonical_agent_workspace_lease_record_digest": "environment.workspace_lease",
     "AgentProfile": "profile.agent_profile",
     "AgentProfileConfidential": "profile.agent_profile",
     "AgentProfileConnection": "profile.agent_profile",
