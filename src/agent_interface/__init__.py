@@ -697,6 +697,8 @@ if TYPE_CHECKING:
     from .session.timestamps import (
         datetime_epoch_ms as datetime_epoch_ms,
         iso_epoch_ms as iso_epoch_ms,
+        iso_of_epoch_ms as iso_of_epoch_ms,
+        system_clock_ms as system_clock_ms,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -1280,6 +1282,8 @@ _EXPORTS: dict[str, str] = {
     "terminal_session_usable": "session.terminal",
     "datetime_epoch_ms": "session.timestamps",
     "iso_epoch_ms": "session.timestamps",
+    "iso_of_epoch_ms": "session.timestamps",
+    "system_clock_ms": "session.timestamps",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -9,10 +9,11 @@ date or any other text has no instant here, so a check built on it fails closed.
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-__all__ = ["datetime_epoch_ms", "iso_epoch_ms"]
+__all__ = ["datetime_epoch_ms", "iso_epoch_ms", "iso_of_epoch_ms", "system_clock_ms"]
 
 _ISO: Final = re.compile(
     r"([+-][0-9]{6}|[0-9]{4})-([0-9]{2})-([0-9]{2})"
@@ -58,3 +59,14 @@ def datetime_epoch_ms(moment: datetime) -> int | None:
     if moment.tzinfo is None or moment.utcoffset() is None:
         return None
     return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+def iso_of_epoch_ms(ms: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ`` of an epoch instant, as ``Date.prototype.toISOString`` writes it."""
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def system_clock_ms() -> int:
+    """The wall clock in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
