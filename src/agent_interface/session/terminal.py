@@ -75,7 +75,7 @@ class TerminalSessionRef(WireModel):
     parent_execution_id: BoundedIdentifier
     name: BoundedIdentifier
     shell: NonEmptyBoundedString
-    command: BoundedString | None = None
+    command: BoundedString | None = Field(default=None, repr=False)
     cwd: NonEmptyBoundedString
     cols: TerminalDimension
     rows: TerminalDimension
@@ -90,9 +90,9 @@ class TerminalSessionRef(WireModel):
 
 
 class TerminalInput(WireModel):
-    """Bytes written to the terminal, as UTF-8 text."""
+    """Bytes written to the terminal, as UTF-8 text (kept out of ``repr``: keystrokes may be secrets)."""
 
-    data: BoundedString
+    data: BoundedString = Field(repr=False)
 
 
 class TerminalResize(WireModel):
@@ -113,7 +113,7 @@ class TerminalAttachRequest(WireModel):
     mode: TerminalAttachMode
     cols: TerminalDimension | None = None
     rows: TerminalDimension | None = None
-    command: BoundedString | None = None
+    command: BoundedString | None = Field(default=None, repr=False)
     cwd: BoundedString | None = None
 
 
@@ -154,7 +154,7 @@ class TerminalOutputFrame(WireModel):
 
     type: Literal["output"]
     seq: NonNegativeSafeInt
-    data: BoundedString
+    data: BoundedString = Field(repr=False)
 
 
 class TerminalResizeEvent(WireModel):

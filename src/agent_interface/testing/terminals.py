@@ -266,6 +266,10 @@ class InMemoryTerminals:
         self._terminals[ref.terminal_session_id] = _Terminal(ref=ref)
         return TerminalAttached(status="attached", mode=exact.mode, ref=ref, attach_count=1)
 
+    def write_output(self, terminal_session_id: str, data: str) -> None:
+        """The process behind a terminal writes ``data`` (the next output frame)."""
+        self._emit_output(self._terminals[terminal_session_id], data)
+
     def terminal(self, terminal_session_id: str) -> InMemoryTerminalSession:
         """The live handle of a terminal; an unknown id is refused."""
         if terminal_session_id not in self._terminals:
