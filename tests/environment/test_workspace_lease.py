@@ -257,3 +257,10 @@ def test_owner_token_never_reaches_repr() -> None:
     )
     assert "owner-secret-value" not in repr(request)
     assert request.owner_token == "owner-secret-value"
+
+
+def test_schema_version_is_the_number_one() -> None:
+    assert build_agent_workspace_lease_record({**material("copy-ready"), "schemaVersion": 1.0}).schema_version == 1
+    for bad in (True, 2, "1"):
+        with pytest.raises(ContractError):
+            build_agent_workspace_lease_record({**material("copy-ready"), "schemaVersion": bad})

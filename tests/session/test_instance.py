@@ -135,6 +135,7 @@ def test_reversed_timestamps_and_control_characters() -> None:
 def test_record_shape() -> None:
     refused(AgentInstanceRecord, {**BASE, "status": "ready", "kind": "agent"})
     refused(AgentInstanceRecord, {**BASE, "status": "ready", "schemaVersion": 2})
+    refused(AgentInstanceRecord, {**BASE, "status": "ready", "schemaVersion": True})
     refused(AgentInstanceRecord, {**BASE, "status": "ready", "pid": 4})
     refused(AgentInstanceRecord, {k: v for k, v in BASE.items() if k != "workspace"} | {"status": "ready"})
 

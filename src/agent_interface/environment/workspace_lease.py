@@ -36,6 +36,7 @@ from agent_interface.environment.source_snapshot import (
     AgentWorkspaceSourceSnapshotPolicy,
     is_public_workspace_text,
 )
+from agent_interface.runtime.usage import VersionOne
 
 __all__ = [
     "AGENT_WORKSPACE_LEASE_PHASES",
@@ -102,7 +103,7 @@ class AgentWorkspaceLeaseRecordMaterial(WireModel):
     """A lease record before its self-digest; the state rules above are enforced."""
 
     kind: Literal["agent-workspace-lease"]
-    schema_version: Literal[1]
+    schema_version: VersionOne
     phase: AgentWorkspaceLeasePhase
     lease_id: AgentWorkspacePublicIdentifier
     owner_id: AgentWorkspacePublicIdentifier

@@ -27,6 +27,7 @@ from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.harness import HarnessType
+from agent_interface.runtime.usage import VersionOne
 
 __all__ = [
     "AGENT_INSTANCE_STATUSES",
@@ -122,7 +123,7 @@ class AgentInstanceRecord(WireModel):
     """Portable snapshot of one managed agent."""
 
     kind: Literal["agent-instance"]
-    schema_version: Literal[1]
+    schema_version: VersionOne
     id: AgentInstanceIdentifier
     name: Label | None = None
     profile: AgentInstanceProfileIdentity | None = None
