@@ -374,6 +374,14 @@ if TYPE_CHECKING:
         snap_harness_to_model as snap_harness_to_model,
         snap_model_to_harness as snap_model_to_harness,
     )
+    from .profile.materialization import (
+        AGENT_PROFILE_MATERIALIZATION_AXES as AGENT_PROFILE_MATERIALIZATION_AXES,
+        AgentProfileMaterializationAxis as AgentProfileMaterializationAxis,
+        AgentProfileMaterializationRequest as AgentProfileMaterializationRequest,
+        CanonicalAgentProfileMaterializationAxis as CanonicalAgentProfileMaterializationAxis,
+        profile_materialization_axes as profile_materialization_axes,
+        profile_materialization_requests as profile_materialization_requests,
+    )
     from .profile.mcp import (
         BackendArtifact as BackendArtifact,
         BackendListOptions as BackendListOptions,
@@ -970,6 +978,12 @@ _EXPORTS: dict[str, str] = {
     "reasoning_efforts_for": "profile.harness",
     "snap_harness_to_model": "profile.harness",
     "snap_model_to_harness": "profile.harness",
+    "AGENT_PROFILE_MATERIALIZATION_AXES": "profile.materialization",
+    "AgentProfileMaterializationAxis": "profile.materialization",
+    "AgentProfileMaterializationRequest": "profile.materialization",
+    "CanonicalAgentProfileMaterializationAxis": "profile.materialization",
+    "profile_materialization_axes": "profile.materialization",
+    "profile_materialization_requests": "profile.materialization",
     "BackendArtifact": "profile.mcp",
     "BackendListOptions": "profile.mcp",
     "BackendListResult": "profile.mcp",
