@@ -82,6 +82,9 @@ if TYPE_CHECKING:
         thaw as thaw,
         wire_adapter as wire_adapter,
     )
+    from .core.number_validation import (
+        numbers_approximately_equal as numbers_approximately_equal,
+    )
     from .durable.branching import (
         AgentWorkspaceBranching as AgentWorkspaceBranching,
         ForkedEnvironmentRef as ForkedEnvironmentRef,
@@ -316,6 +319,7 @@ if TYPE_CHECKING:
         canonical_agent_profile_json as canonical_agent_profile_json,
         canonical_agent_profile_value as canonical_agent_profile_value,
         coerce_agent_profile as coerce_agent_profile,
+        define_agent_profile as define_agent_profile,
         snapshot_agent_profile as snapshot_agent_profile,
     )
     from .profile.capabilities import (
@@ -374,6 +378,9 @@ if TYPE_CHECKING:
         snap_harness_to_model as snap_harness_to_model,
         snap_model_to_harness as snap_model_to_harness,
     )
+    from .profile.json_schema import (
+        agent_profile_json_schema as agent_profile_json_schema,
+    )
     from .profile.materialization import (
         AGENT_PROFILE_MATERIALIZATION_AXES as AGENT_PROFILE_MATERIALIZATION_AXES,
         AgentProfileMaterializationAxis as AgentProfileMaterializationAxis,
@@ -425,6 +432,7 @@ if TYPE_CHECKING:
         ProviderWorkspaceConfig as ProviderWorkspaceConfig,
         TANGLE_ROUTER_DEFAULT_MODEL as TANGLE_ROUTER_DEFAULT_MODEL,
         TANGLE_ROUTER_DEFAULT_ROOT_URL as TANGLE_ROUTER_DEFAULT_ROOT_URL,
+        normalize_open_ai_compatible_base_url as normalize_open_ai_compatible_base_url,
         normalize_openai_compatible_base_url as normalize_openai_compatible_base_url,
         resolve_native_web_tools as resolve_native_web_tools,
         resolve_tangle_router_defaults as resolve_tangle_router_defaults,
@@ -631,6 +639,14 @@ if TYPE_CHECKING:
         ToolStateError as ToolStateError,
         ToolStatePending as ToolStatePending,
         ToolStateRunning as ToolStateRunning,
+        is_file_part as is_file_part,
+        is_input_file_part as is_input_file_part,
+        is_input_image_part as is_input_image_part,
+        is_input_text_part as is_input_text_part,
+        is_reasoning_part as is_reasoning_part,
+        is_subtask_part as is_subtask_part,
+        is_text_part as is_text_part,
+        is_tool_part as is_tool_part,
         normalize_input_parts as normalize_input_parts,
         render_input_parts_as_text as render_input_parts_as_text,
     )
@@ -724,6 +740,7 @@ _EXPORTS: dict[str, str] = {
     "free_json_validator": "core.model",
     "thaw": "core.model",
     "wire_adapter": "core.model",
+    "numbers_approximately_equal": "core.number_validation",
     "AgentWorkspaceBranching": "durable.branching",
     "ForkedEnvironmentRef": "durable.branching",
     "WorkspaceCheckpointConflict": "durable.branching",
@@ -931,6 +948,7 @@ _EXPORTS: dict[str, str] = {
     "canonical_agent_profile_json": "profile.canonical",
     "canonical_agent_profile_value": "profile.canonical",
     "coerce_agent_profile": "profile.canonical",
+    "define_agent_profile": "profile.canonical",
     "snapshot_agent_profile": "profile.canonical",
     "AgentProfileCapabilities": "profile.capabilities",
     "AgentProfileResourceCapabilities": "profile.capabilities",
@@ -978,6 +996,7 @@ _EXPORTS: dict[str, str] = {
     "reasoning_efforts_for": "profile.harness",
     "snap_harness_to_model": "profile.harness",
     "snap_model_to_harness": "profile.harness",
+    "agent_profile_json_schema": "profile.json_schema",
     "AGENT_PROFILE_MATERIALIZATION_AXES": "profile.materialization",
     "AgentProfileMaterializationAxis": "profile.materialization",
     "AgentProfileMaterializationRequest": "profile.materialization",
@@ -1018,6 +1037,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderWorkspaceConfig": "profile.provider_config",
     "TANGLE_ROUTER_DEFAULT_MODEL": "profile.provider_config",
     "TANGLE_ROUTER_DEFAULT_ROOT_URL": "profile.provider_config",
+    "normalize_open_ai_compatible_base_url": "profile.provider_config",
     "normalize_openai_compatible_base_url": "profile.provider_config",
     "resolve_native_web_tools": "profile.provider_config",
     "resolve_tangle_router_defaults": "profile.provider_config",
@@ -1188,6 +1208,14 @@ _EXPORTS: dict[str, str] = {
     "ToolStateError": "runtime.parts",
     "ToolStatePending": "runtime.parts",
     "ToolStateRunning": "runtime.parts",
+    "is_file_part": "runtime.parts",
+    "is_input_file_part": "runtime.parts",
+    "is_input_image_part": "runtime.parts",
+    "is_input_text_part": "runtime.parts",
+    "is_reasoning_part": "runtime.parts",
+    "is_subtask_part": "runtime.parts",
+    "is_text_part": "runtime.parts",
+    "is_tool_part": "runtime.parts",
     "normalize_input_parts": "runtime.parts",
     "render_input_parts_as_text": "runtime.parts",
     "AgentExecutionOutcome": "runtime.plan",
