@@ -292,6 +292,11 @@ if TYPE_CHECKING:
         workspace_cwd_from_legacy as workspace_cwd_from_legacy,
         workspace_cwd_path_for_base as workspace_cwd_path_for_base,
     )
+    from .profile.activation import (
+        AgentProfileActivationEvidence as AgentProfileActivationEvidence,
+        AgentProfileActivationFileEvidence as AgentProfileActivationFileEvidence,
+        create_agent_profile_activation_evidence_schema as create_agent_profile_activation_evidence_schema,
+    )
     from .profile.agent_profile import (
         AgentProfile as AgentProfile,
         AgentProfileConfidential as AgentProfileConfidential,
@@ -881,6 +886,9 @@ _EXPORTS: dict[str, str] = {
     "repository_path_issue": "environment.workspace",
     "workspace_cwd_from_legacy": "environment.workspace",
     "workspace_cwd_path_for_base": "environment.workspace",
+    "AgentProfileActivationEvidence": "profile.activation",
+    "AgentProfileActivationFileEvidence": "profile.activation",
+    "create_agent_profile_activation_evidence_schema": "profile.activation",
     "AgentProfile": "profile.agent_profile",
     "AgentProfileConfidential": "profile.agent_profile",
     "AgentProfileConnection": "profile.agent_profile",
