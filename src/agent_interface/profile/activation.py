@@ -23,6 +23,7 @@ from agent_interface.core.registry import register_wire_models
 __all__ = [
     "AgentProfileActivationEvidence",
     "AgentProfileActivationFileEvidence",
+    "PosixFileMode",
     "create_agent_profile_activation_evidence_schema",
 ]
 
@@ -45,7 +46,7 @@ def _activation_content(value: str) -> str:
     return value
 
 
-FileMode = Annotated[WireInt, Field(ge=0, le=0o777)]
+PosixFileMode = Annotated[WireInt, Field(ge=0, le=0o777)]
 """A POSIX permission mode, ``0`` to ``0o777``."""
 
 
@@ -53,7 +54,7 @@ class AgentProfileActivationFileEvidence(WireModel):
     """One exact native file (canonical relative path, mode, UTF-8 text) applied before launch."""
 
     path: Annotated[str, AfterValidator(_activation_path)]
-    mode: FileMode
+    mode: PosixFileMode
     content: Annotated[str, AfterValidator(_activation_content)]
 
 
