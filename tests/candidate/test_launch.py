@@ -54,7 +54,7 @@ def test_relative_executable_requires_public_path() -> None:
     value = container_command("agent")
     del value["env"]
     assert path_codes(AgentCandidateExecution, value) == ["candidate_path_required"]
-    value["env"] = {"PATH": {"kind": "public", "value": " \t"}}
+    value["env"] = {"PATH": {"kind": "public", "value": " \u3000"}}
     assert path_codes(AgentCandidateExecution, value) == ["candidate_path_required"]
     value["env"] = {"PATH": {"kind": "public", "value": "/usr/bin"}}
     assert AgentCandidateExecution.parse_wire(value)
