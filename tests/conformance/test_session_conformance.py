@@ -4,6 +4,8 @@ with a readable report."""
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from agent_interface.conformance.sessions import (
     run_session_conformance,
     run_session_conformance_async,
 )
+from agent_interface.testing.interactive_sessions import InMemoryInteractiveSessions
 from agent_interface.testing.sessions import InMemoryAgentInstances, InMemoryWorkspaceLeases
 from agent_interface.testing.terminals import InMemoryTerminals
 
@@ -121,3 +124,84 @@ def test_forgetful_terminals_fail() -> None:
 def test_small_retention_still_conforms(max_frames: int) -> None:
     report = run_session_conformance(terminals=InMemoryTerminals(max_frames=max(max_frames, 2)))
     report.raise_for_failures()
+
+
+# --- interactive sessions ------------------------------------------------------------------
+
+FIXTURES = json.loads((Path(__file__).resolve().parents[1] / "golden" / "interactive_session_fixtures.json").read_text())
+
+
+def fixture_prepare(start: Any) -> Any:
+    """The executor of the recorded reference receipt: it prepared exactly this profile."""
+    return FIXTURES["receipt"]
+
+
+def interactive_parts(sessions: Any = None) -> dict[str, Any]:
+    return {
+        "interactive": sessions or InMemoryInteractiveSessions(prepare=fixture_prepare),
+        "interactive_profile": FIXTURES["profile"],
+    }
+
+
+def test_in_memory_interactive_sessions_pass() -> None:
+    report = run_session_conformance(**interactive_parts())
+    report.raise_for_failures()
+    assert [check.name for check in report.checks] == [
+        "interactive.start",
+        "interactive.control_claims",
+        "interactive.superseded_claim_refused",
+        "interactive.prompt_replay_safe",
+        "interactive.stop_replay_safe",
+    ]
+
+
+def test_interactive_needs_a_profile() -> None:
+    with pytest.raises(TypeError):
+        run_session_conformance(interactive=InMemoryInteractiveSessions(prepare=fixture_prepare))
+
+
+def test_a_receipt_for_another_profile_is_refused() -> None:
+    sessions = InMemoryInteractiveSessions(prepare=lambda start: FIXTURES["codexReceipt"])
+    report = run_session_conformance(**interactive_parts(sessions))
+    assert not report.check("interactive.start").passed
+
+
+class ForgetfulInteractive(InMemoryInteractiveSessions):
+    """Treats every claim as new: no replay after a lost acknowledgement."""
+
+    def interactive(self, ref: Any) -> Any:
+        session = super().interactive(ref)
+        original = session.claim_control
+
+        async def claim_control(request: Any) -> Any:
+            session._process.claims.clear()
+            return await original(request)
+
+        session.claim_control = claim_control  # type: ignore[method-assign]
+        return session
+
+
+def test_claims_without_replay_fail() -> None:
+    report = run_session_conformance(**interactive_parts(ForgetfulInteractive(prepare=fixture_prepare)))
+    failed = report.check("interactive.control_claims")
+    assert not failed.passed and "resent claim" in failed.message
+
+
+class DoublePrompt(InMemoryInteractiveSessions):
+    """Delivers every prompt, replays included."""
+
+    def interactive(self, ref: Any) -> Any:
+        session = super().interactive(ref)
+        original = session.send_prompt
+
+        async def send_prompt(command: Any) -> Any:
+            session._process.prompts.clear()
+            return await original(command)
+
+        session.send_prompt = send_prompt  # type: ignore[method-assign]
+        return session
+
+
+def test_prompt_delivered_twice_fails() -> None:
+    report = run_session_conformance(**interactive_parts(DoublePrompt(prepare=fixture_prepare)))
+    assert not report.check("interactive.prompt_replay_safe").passed

@@ -13,6 +13,8 @@ answer with the contract's own schemas and matchers:
 * ``terminals`` (``attach_terminal`` / ``terminal``): attach answers bind to their
   request, output replays from a cursor without loss or duplication, an evicted cursor is
   refused, a closed terminal is no longer usable;
+* ``interactive`` (``start_interactive`` / ``interactive``): see
+  :mod:`agent_interface.conformance.interactive_sessions`.
 
 It returns a :class:`SessionConformanceReport`; a failed check is reported, never raised.
 """
@@ -22,11 +24,15 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agent_interface.conformance.branching import ConformanceCheck
+from agent_interface.conformance.interactive_sessions import (
+    InteractiveCheckRun,
+    interactive_session_checks,
+)
 from agent_interface.core.canonical import canonical_digest, sha256_utf8
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import wire_adapter
@@ -85,8 +91,7 @@ class SessionConformanceReport:
         return "\n".join(str(check) for check in self.checks)
 
 
-class _Failed(Exception):
-    pass
+_Failed = InteractiveCheckRun.failure
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -359,10 +364,14 @@ async def run_session_conformance_async(
     terminals: Any = None,
     parent_execution_id: str | None = None,
     now: Callable[[], str] | None = None,
+    interactive: Any = None,
+    interactive_profile: Mapping[str, Any] | None = None,
+    interactive_coordinates: Mapping[str, str] | None = None,
 ) -> SessionConformanceReport:
     """Run the checks of every part given. ``parent_execution_id`` is an execution the
     terminals accept; ``now`` returns the current ISO time the terminals' expiry is judged
-    against (the wall clock by default)."""
+    against (the wall clock by default). ``interactive`` needs ``interactive_profile``, a
+    profile with a harness that its executor can prepare."""
     run = _Run([])
     nonce = uuid.uuid4().hex[:12]
     if instances is not None:
@@ -372,6 +381,16 @@ async def run_session_conformance_async(
     if terminals is not None:
         clock = now or (lambda: iso_of_epoch_ms(system_clock_ms()))
         await _terminal_checks(run, terminals, parent_execution_id or f"conformance-execution-{nonce}", clock)
+    if interactive is not None:
+        if interactive_profile is None:
+            raise TypeError("interactive checks need interactive_profile=...")
+        await interactive_session_checks(
+            InteractiveCheckRun(run.check),
+            interactive,
+            nonce,
+            profile=interactive_profile,
+            coordinates=interactive_coordinates,
+        )
     return SessionConformanceReport(tuple(run.checks))
 
 

@@ -3,11 +3,16 @@
 :class:`InMemoryAgentEnvironmentProvider` is a small but real provider: it honours
 everything its capability document declares, including idempotent creation and
 durable workspace branching (through :class:`InMemoryWorkspaceBranching`). The session
-surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`
-and :class:`InMemoryTerminals`.
+surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`,
+:class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`.
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
+from agent_interface.testing.interactive_sessions import (
+    InMemoryInteractiveSession,
+    InMemoryInteractiveSessions,
+    InMemoryInteractiveTerminal,
+)
 from agent_interface.testing.provider import (
     InMemoryAgentEnvironment,
     InMemoryAgentEnvironmentProvider,
@@ -26,6 +31,9 @@ __all__ = [
     "InMemoryAgentEnvironmentProvider",
     "InMemoryAgentInstances",
     "InMemoryAgentSession",
+    "InMemoryInteractiveSession",
+    "InMemoryInteractiveSessions",
+    "InMemoryInteractiveTerminal",
     "InMemoryTerminalSession",
     "InMemoryTerminals",
     "InMemoryWorkspaceBranching",
