@@ -155,9 +155,20 @@ def test_in_memory_interactive_sessions_pass() -> None:
     ]
 
 
-def test_interactive_needs_a_profile() -> None:
-    with pytest.raises(TypeError):
-        run_session_conformance(interactive=InMemoryInteractiveSessions(prepare=fixture_prepare))
+def test_default_executor_prepares_any_profile_with_a_harness() -> None:
+    run_session_conformance(interactive=InMemoryInteractiveSessions()).raise_for_failures()
+    run_session_conformance(
+        interactive=InMemoryInteractiveSessions(), interactive_profile=FIXTURES["profile"]
+    ).raise_for_failures()
+
+
+def test_everything_together() -> None:
+    run_session_conformance(
+        instances=InMemoryAgentInstances(),
+        leases=InMemoryWorkspaceLeases(),
+        terminals=InMemoryTerminals(),
+        interactive=InMemoryInteractiveSessions(),
+    ).raise_for_failures()
 
 
 def test_a_receipt_for_another_profile_is_refused() -> None:

@@ -134,3 +134,29 @@ def test_attached_terminal_sees_prompts_and_close_keeps_the_process() -> None:
     assert window.latest == 2  # the initial prompt, then this one
     asyncio.run(terminal.close())
     assert asyncio.run(session.status()).state == "running"
+
+
+def test_default_executor_binds_a_sealed_lease_into_the_receipt() -> None:
+    from agent_interface.environment.preparation import validate_agent_execution_preparation_receipt
+    from agent_interface.testing.interactive_sessions import InMemoryExecutor
+
+    executor = InMemoryExecutor()
+    sessions = InMemoryInteractiveSessions(prepare=executor)
+    ref = asyncio.run(sessions.start_interactive(START))
+    receipt = ref.preparation_receipt
+    lease = asyncio.run(executor.leases.get(receipt.workspace.lease_id))
+    assert lease is not None and lease.phase == "execution-bound"
+    assert lease.execution_preparation_digest == receipt.digest
+    assert receipt.workspace.prepared_workspace_digest == lease.prepared_workspace_digest
+    assert receipt.authored_profile_digest == FIXTURES["profileDigest"] == receipt.effective_profile_digest
+    assert receipt.request_digest == FIXTURES["run"]["requestDigest"]
+    result = validate_agent_execution_preparation_receipt(
+        receipt=receipt,
+        request_digest=receipt.request_digest,
+        authored_profile=FIXTURES["profile"],
+        effective_profile=FIXTURES["profile"],
+        execution_plan_digest=receipt.execution_plan_digest,
+        profile_activation={"digest": lease.profile_activation_digest},
+        workspace_lease=lease,
+    )
+    assert result.ok, result.issues

@@ -370,8 +370,9 @@ async def run_session_conformance_async(
 ) -> SessionConformanceReport:
     """Run the checks of every part given. ``parent_execution_id`` is an execution the
     terminals accept; ``now`` returns the current ISO time the terminals' expiry is judged
-    against (the wall clock by default). ``interactive`` needs ``interactive_profile``, a
-    profile with a harness that its executor can prepare."""
+    against (the wall clock by default). ``interactive_profile`` is the profile the
+    interactive checks start (it needs a harness its executor can prepare; a minimal
+    ``codex`` profile by default)."""
     run = _Run([])
     nonce = uuid.uuid4().hex[:12]
     if instances is not None:
@@ -382,13 +383,11 @@ async def run_session_conformance_async(
         clock = now or (lambda: iso_of_epoch_ms(system_clock_ms()))
         await _terminal_checks(run, terminals, parent_execution_id or f"conformance-execution-{nonce}", clock)
     if interactive is not None:
-        if interactive_profile is None:
-            raise TypeError("interactive checks need interactive_profile=...")
         await interactive_session_checks(
             InteractiveCheckRun(run.check),
             interactive,
             nonce,
-            profile=interactive_profile,
+            profile=interactive_profile or {"name": "conformance-agent", "harness": "codex"},
             coordinates=interactive_coordinates,
         )
     return SessionConformanceReport(tuple(run.checks))

@@ -9,6 +9,7 @@ surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorksp
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
 from agent_interface.testing.interactive_sessions import (
+    InMemoryExecutor,
     InMemoryInteractiveSession,
     InMemoryInteractiveSessions,
     InMemoryInteractiveTerminal,
@@ -31,6 +32,7 @@ __all__ = [
     "InMemoryAgentEnvironmentProvider",
     "InMemoryAgentInstances",
     "InMemoryAgentSession",
+    "InMemoryExecutor",
     "InMemoryInteractiveSession",
     "InMemoryInteractiveSessions",
     "InMemoryInteractiveTerminal",

@@ -18,13 +18,21 @@ with the contract's rules:
 
 from __future__ import annotations
 
+import inspect
 import itertools
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_interface.core.canonical import canonical_digest, sha256_utf8
 from agent_interface.core.errors import ContractError
+from agent_interface.environment.preparation import build_agent_execution_preparation_receipt
 from agent_interface.environment.preparation_receipt import AgentExecutionPreparationReceipt
+from agent_interface.environment.workspace_lease import (
+    AgentWorkspaceExecutionBindingRequest,
+    AgentWorkspaceSealRequest,
+)
+from agent_interface.profile.materialization import profile_materialization_requests
 from agent_interface.session.interactive_control import (
     AgentInteractiveSessionAttach,
     AgentInteractiveSessionControlClaim,
@@ -52,9 +60,81 @@ from agent_interface.session.terminal import (
     TerminalSessionRef,
 )
 from agent_interface.session.timestamps import iso_epoch_ms, iso_of_epoch_ms, system_clock_ms
+from agent_interface.testing.sessions import InMemoryWorkspaceLeases
 from agent_interface.testing.terminals import InMemoryTerminals, InMemoryTerminalSession
 
-__all__ = ["InMemoryInteractiveSession", "InMemoryInteractiveSessions", "InMemoryInteractiveTerminal"]
+__all__ = [
+    "InMemoryExecutor",
+    "InMemoryInteractiveSession",
+    "InMemoryInteractiveSessions",
+    "InMemoryInteractiveTerminal",
+]
+
+_Prepared = AgentExecutionPreparationReceipt | Mapping[str, Any]
+
+
+@dataclass
+class InMemoryExecutor:
+    """Prepares a start the way an executor must before compute: it allocates a workspace
+    lease from the start's source, seals it under the profile's activation, binds the lease
+    to the receipt it builds, and returns that
+    genuine, self-hashed preparation receipt, which expires no later than the lease (time comes
+from the leases' clock). It applies the authored profile unchanged
+    (every requested axis ``behavior``), so authored and effective digests agree."""
+
+    leases: InMemoryWorkspaceLeases = field(default_factory=InMemoryWorkspaceLeases)
+    receipt_ttl_ms: int = 3_600_000
+    _counter: Any = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
+
+    async def __call__(self, start: AgentInteractiveSessionStart) -> AgentExecutionPreparationReceipt:
+        profile = start.profile
+        if profile.harness is None:
+            raise ContractError.single("/profile/harness", "interactive_profile_harness_missing", "the profile names no harness")
+        run = start.run
+        grant = await self.leases.allocate(
+            owner_id=run.run_id, source_snapshot_digest=sha256_utf8(f"in-memory-source:{run.environment_id}")
+        )
+        activation = canonical_digest({"kind": "in-memory-profile-activation", "profile": start.requested_profile_digest})
+        sealed = await self.leases.seal(
+            AgentWorkspaceSealRequest(
+                lease_id=grant.record.lease_id, owner_token=grant.owner_token, profile_activation_digest=activation
+            )
+        )
+        model = profile.model
+        requested = model.default if model is not None and model.default is not None else ""
+        resolved: dict[str, Any] = {"requested": requested, "resolved": requested or "in-memory-model"}
+        if model is not None and model.provider is not None:
+            resolved["provider"] = model.provider
+        if model is not None and model.reasoning_effort is not None:
+            effort = model.reasoning_effort
+            resolved["reasoningEffort"] = {"requested": effort, "resolved": effort, "fidelity": "exact"}
+        now = self.leases.clock_ms()
+        receipt = build_agent_execution_preparation_receipt(
+            preparation_id=f"in-memory-preparation-{next(self._counter)}",
+            request_digest=run.request_digest,
+            authored_profile=profile,
+            effective_profile=profile,
+            backend="in-memory",
+            harness=profile.harness,
+            harness_version="in-memory",
+            resolved_model=resolved,
+            workspace_lease=sealed,
+            profile_activation={"digest": activation},
+            axis_results=[
+                {"axis": row.axis, "path": row.path, "disposition": "behavior", "owner": "executor", "mechanism": "in-memory"}
+                for row in profile_materialization_requests(profile)
+            ],
+            execution_plan_digest=canonical_digest({"kind": "in-memory-execution-plan", "run": run.to_wire()}),
+            materializer={"name": "in-memory", "version": "1"},
+            expires_at_ms=min(now + self.receipt_ttl_ms, sealed.expires_at_ms),
+            now_ms=now,
+        )
+        await self.leases.bind_execution(
+            AgentWorkspaceExecutionBindingRequest(
+                lease_id=grant.record.lease_id, owner_token=grant.owner_token, execution_preparation_digest=receipt.digest
+            )
+        )
+        return receipt
 
 
 def _parse(model: Any, value: Any) -> Any:
@@ -249,12 +329,15 @@ class InMemoryInteractiveSession:
 class InMemoryInteractiveSessions:
     """TUIs of one in-memory environment.
 
-    ``prepare`` returns the executor's preparation receipt for a proven start; its
-    authored profile digest and harness must be the requested ones. ``claim_ttl_ms`` is
-    the lifetime of a control claim; ``clock_ms`` the time source in epoch milliseconds.
+    ``prepare`` returns (or awaits) the executor's preparation receipt for a proven start;
+    its authored profile digest and harness must be the requested ones. By default an
+    :class:`InMemoryExecutor` prepares it. ``claim_ttl_ms`` is the lifetime of a control
+    claim; ``clock_ms`` the time source in epoch milliseconds.
     """
 
-    prepare: Callable[[AgentInteractiveSessionStart], AgentExecutionPreparationReceipt | Mapping[str, Any]]
+    prepare: Callable[[AgentInteractiveSessionStart], _Prepared | Awaitable[_Prepared]] = field(
+        default_factory=InMemoryExecutor
+    )
     claim_ttl_ms: int = 600_000
     clock_ms: Callable[[], int] = system_clock_ms
     _processes: dict[str, _Process] = field(default_factory=dict, init=False, repr=False)
@@ -270,6 +353,8 @@ class InMemoryInteractiveSessions:
         if known is not None:
             return known.ref
         prepared = self.prepare(start)
+        if inspect.isawaitable(prepared):
+            prepared = await prepared
         receipt = _parse(AgentExecutionPreparationReceipt, prepared)
         number = next(self._counter)
         ref = AgentInteractiveSessionRef(
