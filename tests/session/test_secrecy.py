@@ -97,3 +97,43 @@ def test_owner_tokens_stay_private() -> None:
     assert token not in str(caught.value)
     # the provider keeps only a one-way digest of the token
     assert all(token not in repr(vars(lease)) for lease in leases._leases.values())
+
+
+def test_prompts_stay_out_of_reprs_acknowledgements_and_errors() -> None:
+    import json
+    from pathlib import Path
+
+    from agent_interface.session.interactive_control import (
+        AgentInteractiveSessionControlClaimRequest,
+        AgentInteractiveSessionPromptCommand,
+    )
+    from agent_interface.session.interactive_start import AgentInteractiveSessionStart
+    from agent_interface.testing.interactive_sessions import InMemoryInteractiveSessions
+
+    fixtures = json.loads((Path(__file__).resolve().parents[1] / "golden" / "interactive_session_fixtures.json").read_text())
+    start = AgentInteractiveSessionStart.parse_wire({"run": fixtures["run"], **fixtures["startInput"]})
+    assert fixtures["startInput"]["initialPrompt"] not in repr(start)
+    with pytest.raises(ContractError) as caught:
+        AgentInteractiveSessionStart.parse_wire({"run": fixtures["run"], **fixtures["startInput"], "initialPrompt": SECRET * 400})
+    assert SECRET not in str(caught.value)
+
+    async def scenario() -> tuple[Any, Any]:
+        sessions = InMemoryInteractiveSessions()
+        ref = await sessions.start_interactive(start)
+        session = sessions.interactive(ref)
+        claim = await session.claim_control(
+            AgentInteractiveSessionControlClaimRequest.seal(
+                {"operationId": "c", "ref": ref, "holderId": "h", "expectedGeneration": 0}
+            )
+        )
+        command = AgentInteractiveSessionPromptCommand.seal(
+            {"operationId": "p", "ref": ref, "control": claim.control, "prompt": f"use {SECRET}"}
+        )
+        return command, await session.send_prompt(command)
+
+    command, acknowledgement = asyncio.run(scenario())
+    assert SECRET not in repr(command)
+    assert SECRET not in acknowledgement.to_wire_json().decode() and SECRET not in repr(acknowledgement)
+    with pytest.raises(ContractError) as caught:
+        AgentInteractiveSessionPromptCommand.parse_wire({**command.to_wire(), "prompt": f"changed {SECRET}"})
+    assert SECRET not in str(caught.value)
