@@ -2,20 +2,43 @@
 
 :class:`InMemoryAgentEnvironmentProvider` is a small but real provider: it honours
 everything its capability document declares, including idempotent creation and
-durable workspace branching (through :class:`InMemoryWorkspaceBranching`).
+durable workspace branching (through :class:`InMemoryWorkspaceBranching`). The session
+surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`,
+:class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`.
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
 from agent_interface.testing.environment import InMemoryAgentEnvironment, InMemoryAgentSession
+from agent_interface.testing.interactive_sessions import (
+    InMemoryExecutor,
+    InMemoryInteractiveSession,
+    InMemoryInteractiveSessions,
+    InMemoryInteractiveTerminal,
+)
 from agent_interface.testing.provider import (
     InMemoryAgentEnvironmentProvider,
     in_memory_capabilities,
 )
+from agent_interface.testing.sessions import (
+    InMemoryAgentInstances,
+    InMemoryWorkspaceLeases,
+    WorkspaceLeaseGrant,
+)
+from agent_interface.testing.terminals import InMemoryTerminals, InMemoryTerminalSession
 
 __all__ = [
     "InMemoryAgentEnvironment",
     "InMemoryAgentEnvironmentProvider",
+    "InMemoryAgentInstances",
     "InMemoryAgentSession",
+    "InMemoryExecutor",
+    "InMemoryInteractiveSession",
+    "InMemoryInteractiveSessions",
+    "InMemoryInteractiveTerminal",
+    "InMemoryTerminalSession",
+    "InMemoryTerminals",
     "InMemoryWorkspaceBranching",
+    "InMemoryWorkspaceLeases",
+    "WorkspaceLeaseGrant",
     "in_memory_capabilities",
 ]
