@@ -632,6 +632,8 @@ if TYPE_CHECKING:
     from .profile.scalars import (
         AgentProfilePermission as AgentProfilePermission,
         AgentProfilePermissionValue as AgentProfilePermissionValue,
+        ProfileJsonRecord as ProfileJsonRecord,
+        ProfileRecord as ProfileRecord,
     )
     from .profile.seats import (
         check_stage_support as check_stage_support,
@@ -1429,6 +1431,8 @@ _EXPORTS: dict[str, str] = {
     "define_inline_resource": "profile.resources",
     "AgentProfilePermission": "profile.scalars",
     "AgentProfilePermissionValue": "profile.scalars",
+    "ProfileJsonRecord": "profile.scalars",
+    "ProfileRecord": "profile.scalars",
     "check_stage_support": "profile.seats",
     "project_profile_for_stage": "profile.seats",
     "require_stage": "profile.seats",
