@@ -405,12 +405,14 @@ if TYPE_CHECKING:
     )
     from .environment.preparation import (
         AgentExecutionPreparationValidationError as AgentExecutionPreparationValidationError,
-        AgentExecutionPreparationValidationIssue as AgentExecutionPreparationValidationIssue,
-        AgentExecutionPreparationValidationIssueCode as AgentExecutionPreparationValidationIssueCode,
         AgentExecutionPreparationValidationResult as AgentExecutionPreparationValidationResult,
         assert_agent_execution_preparation_receipt as assert_agent_execution_preparation_receipt,
         build_agent_execution_preparation_receipt as build_agent_execution_preparation_receipt,
         validate_agent_execution_preparation_receipt as validate_agent_execution_preparation_receipt,
+    )
+    from .environment.preparation_coverage import (
+        AgentExecutionPreparationValidationIssue as AgentExecutionPreparationValidationIssue,
+        AgentExecutionPreparationValidationIssueCode as AgentExecutionPreparationValidationIssueCode,
     )
     from .environment.preparation_receipt import (
         AgentExecutionPreparationAxisResult as AgentExecutionPreparationAxisResult,
@@ -1246,12 +1248,12 @@ _EXPORTS: dict[str, str] = {
     "execution_failure_receipt": "environment.execution_errors",
     "publish_failed_execution": "environment.execution_errors",
     "AgentExecutionPreparationValidationError": "environment.preparation",
-    "AgentExecutionPreparationValidationIssue": "environment.preparation",
-    "AgentExecutionPreparationValidationIssueCode": "environment.preparation",
     "AgentExecutionPreparationValidationResult": "environment.preparation",
     "assert_agent_execution_preparation_receipt": "environment.preparation",
     "build_agent_execution_preparation_receipt": "environment.preparation",
     "validate_agent_execution_preparation_receipt": "environment.preparation",
+    "AgentExecutionPreparationValidationIssue": "environment.preparation_coverage",
+    "AgentExecutionPreparationValidationIssueCode": "environment.preparation_coverage",
     "AgentExecutionPreparationAxisResult": "environment.preparation_receipt",
     "AgentExecutionPreparationDisposition": "environment.preparation_receipt",
     "AgentExecutionPreparationMaterializer": "environment.preparation_receipt",
