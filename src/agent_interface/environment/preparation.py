@@ -25,23 +25,28 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from agent_interface.core.canonical import (
     MAX_SAFE_INTEGER,
     canonical_digest,
-    canonical_json,
     utf16_sort_key,
 )
-from agent_interface.core.errors import CanonicalJsonError, ContractError, ContractIssue
+from agent_interface.core.errors import CanonicalJsonError, ContractError
 from agent_interface.core.model import WireModel
+from agent_interface.environment.preparation_coverage import (
+    AgentExecutionPreparationValidationIssue,
+    AgentExecutionPreparationValidationIssueCode,
+    check_axis_coverage,
+    check_harness_and_model,
+    preparation_issue,
+)
 from agent_interface.environment.preparation_receipt import (
     AgentExecutionPreparationAxisResult,
     AgentExecutionPreparationMaterializer,
     AgentExecutionPreparationReceipt,
     AgentExecutionPreparationResolvedModel,
     agent_execution_preparation_axis_result_key,
-    agent_execution_preparation_axis_results_equal,
 )
 from agent_interface.environment.workspace_lease import AgentWorkspaceLeaseRecord
 from agent_interface.profile.agent_profile import AgentProfile
@@ -49,56 +54,16 @@ from agent_interface.profile.canonical import canonical_agent_profile_digest, co
 from agent_interface.profile.harness import HarnessType
 from agent_interface.profile.materialization import (
     AGENT_PROFILE_MATERIALIZATION_AXES,
-    AgentProfileMaterializationAxis,
     profile_materialization_requests,
 )
 
 __all__ = [
     "AgentExecutionPreparationValidationError",
-    "AgentExecutionPreparationValidationIssue",
-    "AgentExecutionPreparationValidationIssueCode",
     "AgentExecutionPreparationValidationResult",
     "assert_agent_execution_preparation_receipt",
     "build_agent_execution_preparation_receipt",
     "validate_agent_execution_preparation_receipt",
 ]
-
-AgentExecutionPreparationValidationIssueCode = Literal[
-    "invalid_receipt",
-    "invalid_profile",
-    "invalid_workspace_lease",
-    "workspace_not_execution_bound",
-    "execution_binding_mismatch",
-    "digest_mismatch",
-    "expectation_mismatch",
-    "expired",
-    "missing_coverage",
-    "ambiguous_coverage",
-    "duplicate_coverage",
-    "conflicting_coverage",
-    "unrequested_coverage",
-    "invalid_disposition",
-    "strict_unsupported",
-    "model_fidelity",
-]
-"""The reference's issue codes, in snake_case (``missing-coverage`` is ``missing_coverage``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class AgentExecutionPreparationValidationIssue(ContractIssue):
-    """One broken preparation rule. ``path`` is the profile JSON Pointer of a coverage or
-    model issue (``""`` otherwise) and ``axis`` its materialization axis."""
-
-    axis: AgentProfileMaterializationAxis | None = None
-
-
-def _issue(
-    code: AgentExecutionPreparationValidationIssueCode,
-    message: str,
-    axis: AgentProfileMaterializationAxis | None = None,
-    path: str | None = None,
-) -> AgentExecutionPreparationValidationIssue:
-    return AgentExecutionPreparationValidationIssue(path or "", code, message, axis)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +209,7 @@ def build_agent_execution_preparation_receipt(
     if lease.phase != "workspace-sealed":
         raise AgentExecutionPreparationValidationError(
             [
-                _issue(
+                preparation_issue(
                     "workspace_not_execution_bound",
                     "execution preparation requires a workspace-sealed lease record",
                 )
@@ -338,11 +303,37 @@ def validate_agent_execution_preparation_receipt(
 
 
 def assert_agent_execution_preparation_receipt(
-    **options: Any,
+    *,
+    receipt: Any,
+    request_digest: str,
+    authored_profile: ProfileInput,
+    effective_profile: ProfileInput,
+    execution_plan_digest: str,
+    profile_activation: Any,
+    workspace_lease: LeaseInput,
+    now_ms: int | None = None,
+    preparation_id: str | None = None,
+    backend: str | None = None,
+    harness: HarnessType | None = None,
+    harness_version: str | None = None,
 ) -> AgentExecutionPreparationReceipt:
     """:func:`validate_agent_execution_preparation_receipt`, raising
-    :class:`AgentExecutionPreparationValidationError` with every issue when it fails."""
-    result = validate_agent_execution_preparation_receipt(**options)
+    :class:`AgentExecutionPreparationValidationError` with every issue when it fails
+    (``assertAgentExecutionPreparationReceipt``)."""
+    result = validate_agent_execution_preparation_receipt(
+        receipt=receipt,
+        request_digest=request_digest,
+        authored_profile=authored_profile,
+        effective_profile=effective_profile,
+        execution_plan_digest=execution_plan_digest,
+        profile_activation=profile_activation,
+        workspace_lease=workspace_lease,
+        now_ms=now_ms,
+        preparation_id=preparation_id,
+        backend=backend,
+        harness=harness,
+        harness_version=harness_version,
+    )
     if result.receipt is not None:
         return result.receipt
     raise AgentExecutionPreparationValidationError(result.issues)
@@ -355,7 +346,7 @@ def _failed(issues: list[AgentExecutionPreparationValidationIssue]) -> AgentExec
 def _contract_issues(
     code: AgentExecutionPreparationValidationIssueCode, error: ContractError, label: str
 ) -> list[AgentExecutionPreparationValidationIssue]:
-    return [_issue(code, f"{issue.path or label}: {issue.message}") for issue in error.issues]
+    return [preparation_issue(code, f"{issue.path or label}: {issue.message}") for issue in error.issues]
 
 
 def _validate(
@@ -383,7 +374,7 @@ def _validate(
     except ContractError as error:
         return _failed(_contract_issues("invalid_receipt", error, "receipt"))
     except (TypeError, ValueError):
-        return _failed([_issue("invalid_receipt", "receipt: value is not a receipt document")])
+        return _failed([preparation_issue("invalid_receipt", "receipt: value is not a receipt document")])
     try:
         lease = (
             workspace_lease
@@ -393,12 +384,12 @@ def _validate(
     except ContractError as error:
         return _failed(_contract_issues("invalid_workspace_lease", error, "workspaceLease"))
     except (TypeError, ValueError):
-        return _failed([_issue("invalid_workspace_lease", "workspaceLease: value is not a lease")])
+        return _failed([preparation_issue("invalid_workspace_lease", "workspaceLease: value is not a lease")])
     expected_phase = "execution-bound" if require_execution_binding else "workspace-sealed"
     if lease.phase != expected_phase:
         return _failed(
             [
-                _issue(
+                preparation_issue(
                     "workspace_not_execution_bound",
                     f"execution preparation expected workspace phase {expected_phase}, "
                     f"received {lease.phase}",
@@ -413,7 +404,7 @@ def _validate(
         except ContractError as error:
             issues += _contract_issues("invalid_profile", error, "profile")
         except (TypeError, ValueError):
-            issues.append(_issue("invalid_profile", "profile: value is not a profile"))
+            issues.append(preparation_issue("invalid_profile", "profile: value is not a profile"))
     if issues:
         return _failed(issues)
     authored, effective = profiles
@@ -426,13 +417,13 @@ def _validate(
     def digest(label: str, actual: object, expected: object) -> None:
         if actual != expected:
             issues.append(
-                _issue("digest_mismatch", f"{label} digest does not match the prepared execution")
+                preparation_issue("digest_mismatch", f"{label} digest does not match the prepared execution")
             )
 
     def expect(label: str, actual: object, expected: object) -> None:
         if expected is not None and actual != expected:
             issues.append(
-                _issue("expectation_mismatch", f"{label} does not match the prepared execution")
+                preparation_issue("expectation_mismatch", f"{label} does not match the prepared execution")
             )
 
     space = parsed.workspace
@@ -444,7 +435,7 @@ def _validate(
     digest("workspace profile activation", space.profile_activation_digest, lease.profile_activation_digest)
     if lease.phase == "execution-bound" and lease.execution_preparation_digest != parsed.digest:
         issues.append(
-            _issue(
+            preparation_issue(
                 "execution_binding_mismatch",
                 "workspace execution binding does not name this preparation receipt",
             )
@@ -470,256 +461,22 @@ def _validate(
     )
     if parsed.expires_at_ms > lease.expires_at_ms:
         issues.append(
-            _issue("expectation_mismatch", "execution preparation cannot outlive its workspace lease")
+            preparation_issue("expectation_mismatch", "execution preparation cannot outlive its workspace lease")
         )
     clock = int(time.time() * 1000) if now_ms is None else now_ms
     if type(clock) is float and clock.is_integer():
         clock = int(clock)
     if type(clock) is not int or not 0 <= clock <= MAX_SAFE_INTEGER:
         issues.append(
-            _issue("expectation_mismatch", "validation clock must be a non-negative safe integer")
+            preparation_issue("expectation_mismatch", "validation clock must be a non-negative safe integer")
         )
     elif parsed.expires_at_ms <= clock:
-        issues.append(_issue("expired", f"execution preparation expired at {parsed.expires_at_ms}"))
+        issues.append(preparation_issue("expired", f"execution preparation expired at {parsed.expires_at_ms}"))
     elif lease.expires_at_ms <= clock:
-        issues.append(_issue("expired", f"workspace lease expired at {lease.expires_at_ms}"))
+        issues.append(preparation_issue("expired", f"workspace lease expired at {lease.expires_at_ms}"))
 
-    _check_harness_and_model(parsed, authored, effective, issues)
-    _check_coverage(parsed, authored, effective, issues)
+    check_harness_and_model(parsed, authored, effective, issues)
+    check_axis_coverage(parsed, authored, effective, issues)
     if issues:
         return _failed(issues)
     return AgentExecutionPreparationValidationResult(True, parsed, ())
-
-
-def _check_harness_and_model(
-    receipt: AgentExecutionPreparationReceipt,
-    authored: AgentProfile,
-    effective: AgentProfile,
-    issues: list[AgentExecutionPreparationValidationIssue],
-) -> None:
-    if effective.harness is not None and effective.harness != receipt.harness:
-        issues.append(
-            _issue(
-                "expectation_mismatch",
-                f"effective profile harness {effective.harness} does not match prepared harness "
-                f"{receipt.harness}",
-                "harness",
-                "/harness",
-            )
-        )
-    model = effective.model
-    resolved = receipt.resolved_model
-    if model is not None and model.default is not None and model.default != resolved.requested:
-        issues.append(
-            _issue(
-                "model_fidelity",
-                "prepared model request does not match effective profile.model.default",
-                "modelDefault",
-                "/model/default",
-            )
-        )
-    if model is not None and model.provider is not None and model.provider != resolved.provider:
-        issues.append(
-            _issue(
-                "model_fidelity",
-                "prepared model provider does not match effective profile.model.provider",
-                "modelProvider",
-                "/model/provider",
-            )
-        )
-    requested = (model.reasoning_effort if model else None) or (
-        authored.model.reasoning_effort if authored.model else None
-    )
-    if requested is None:
-        return
-    effort = resolved.reasoning_effort
-    if effort is None:
-        issues.append(
-            _issue(
-                "model_fidelity",
-                "requested reasoning effort is missing from the prepared model",
-                "modelReasoningEffort",
-                "/model/reasoningEffort",
-            )
-        )
-    elif effort.requested != requested:
-        issues.append(
-            _issue(
-                "model_fidelity",
-                f"prepared reasoning request {effort.requested} does not match profile request "
-                f"{requested}",
-                "modelReasoningEffort",
-                "/model/reasoningEffort",
-            )
-        )
-
-
-_ABSENT = object()
-
-
-def _read_pointer(document: Any, pointer: str) -> Any:
-    value = document
-    for token in pointer[1:].split("/"):
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(value, Mapping):
-            if key not in value:
-                return _ABSENT
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and str(int(key)) == key:
-            if int(key) >= len(value):
-                return _ABSENT
-            value = value[int(key)]
-        else:
-            return _ABSENT
-    return value
-
-
-def _requests(profile: AgentProfile) -> dict[str, tuple[AgentProfileMaterializationAxis, str, Any]]:
-    document = profile.to_wire()
-    return {
-        agent_execution_preparation_axis_result_key(request.axis, request.path): (
-            request.axis,
-            request.path,
-            _read_pointer(document, request.path),
-        )
-        for request in profile_materialization_requests(profile)
-    }
-
-
-def _same_value(left: Any, right: Any) -> bool:
-    try:
-        return canonical_json(left) == canonical_json(right)
-    except (CanonicalJsonError, TypeError, ValueError):
-        return left is right
-
-
-def _check_coverage(
-    receipt: AgentExecutionPreparationReceipt,
-    authored_profile: AgentProfile,
-    effective_profile: AgentProfile,
-    issues: list[AgentExecutionPreparationValidationIssue],
-) -> None:
-    authored = _requests(authored_profile)
-    effective = _requests(effective_profile)
-    expected = {**authored, **effective}
-    paths_by_axis: dict[str, list[str]] = {}
-    for axis, requested_path, _ in expected.values():
-        paths_by_axis.setdefault(axis, []).append(requested_path)
-
-    actual: dict[str, tuple[AgentExecutionPreparationAxisResult, str]] = {}
-    for row in receipt.axis_results:
-        paths = paths_by_axis.get(row.axis, [])
-        path = row.path if row.path is not None else (paths[0] if len(paths) == 1 else None)
-        if path is None:
-            issues.append(
-                _issue(
-                    "unrequested_coverage",
-                    f"receipt covers unrequested {row.axis} without an exact path",
-                    row.axis,
-                )
-                if not paths
-                else _issue(
-                    "ambiguous_coverage",
-                    f"{row.axis} covers {len(paths)} requested paths and requires an exact path",
-                    row.axis,
-                )
-            )
-            continue
-        key = agent_execution_preparation_axis_result_key(row.axis, path)
-        previous = actual.get(key)
-        if previous is not None:
-            duplicate = agent_execution_preparation_axis_results_equal(
-                previous[0].model_copy(update={"path": path}), row.model_copy(update={"path": path})
-            )
-            issues.append(
-                _issue(
-                    "duplicate_coverage" if duplicate else "conflicting_coverage",
-                    f"{'duplicate' if duplicate else 'conflicting'} coverage for {row.axis} at {path}",
-                    row.axis,
-                    path,
-                )
-            )
-            continue
-        actual[key] = (row, path)
-        if key not in expected:
-            issues.append(
-                _issue(
-                    "unrequested_coverage",
-                    f"receipt covers unrequested {row.axis} path {path}",
-                    row.axis,
-                    path,
-                )
-            )
-
-    resources = authored_profile.resources
-    allow_partial = resources is not None and resources.fail_on_error is False
-    fidelity = receipt.resolved_model.reasoning_effort.fidelity if receipt.resolved_model.reasoning_effort else None
-    for key, (axis, path, _) in expected.items():
-        coverage = actual.get(key)
-        if coverage is None:
-            issues.append(
-                _issue("missing_coverage", f"receipt is missing {axis} coverage at {path}", axis, path)
-            )
-            continue
-        disposition = coverage[0].disposition
-        before, after = authored.get(key), effective.get(key)
-        changed = before is None or after is None or not _same_value(before[2], after[2])
-        execution_override = axis == "modelReasoningEffort" and fidelity == "clamped"
-        if changed and disposition not in ("overridden", "unsupported"):
-            issues.append(
-                _issue(
-                    "invalid_disposition",
-                    f"{axis} at {path} changed between authored and effective profiles but is "
-                    f"marked {disposition}",
-                    axis,
-                    path,
-                )
-            )
-        if not changed and not execution_override and disposition == "overridden":
-            issues.append(
-                _issue(
-                    "invalid_disposition",
-                    f"{axis} at {path} is marked overridden without an effective change",
-                    axis,
-                    path,
-                )
-            )
-        if disposition == "unsupported" and not allow_partial:
-            issues.append(
-                _issue(
-                    "strict_unsupported",
-                    f"{axis} at {path} is unsupported but the authored profile did not "
-                    "explicitly set resources.failOnError=false",
-                    axis,
-                    path,
-                )
-            )
-        if axis != "modelReasoningEffort":
-            continue
-        if disposition == "unsupported" and fidelity != "unsupported":
-            issues.append(
-                _issue(
-                    "model_fidelity",
-                    "unsupported reasoning coverage requires unsupported model fidelity",
-                    axis,
-                    path,
-                )
-            )
-        if fidelity == "unsupported" and disposition != "unsupported":
-            issues.append(
-                _issue(
-                    "model_fidelity",
-                    "unsupported reasoning fidelity must be reported as unsupported coverage",
-                    axis,
-                    path,
-                )
-            )
-        if fidelity == "clamped" and disposition != "overridden":
-            issues.append(
-                _issue(
-                    "model_fidelity",
-                    "clamped reasoning fidelity must be reported as overridden coverage",
-                    axis,
-                    path,
-                )
-            )

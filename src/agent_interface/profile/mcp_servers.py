@@ -19,7 +19,6 @@ from agent_interface.core.contract_limits import (
     js_trim,
 )
 from agent_interface.core.model import (
-    JsonObject,
     WireList,
     WireModel,
 )
@@ -33,6 +32,7 @@ from agent_interface.profile.config import (
 )
 from agent_interface.profile.scalars import (
     FalseOnly,
+    ProfileJsonRecord,
     TrueOnly,
 )
 from agent_interface.profile.urls import parse_url
@@ -89,7 +89,7 @@ class AgentProfileLocalMcpServer(WireModel):
     env: AgentProfileEnvironment | None = None
     cwd: Annotated[str, AfterValidator(_check_cwd)] | None = None
     enabled: TrueOnly | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileRemoteMcpServer(WireModel):
@@ -99,14 +99,14 @@ class AgentProfileRemoteMcpServer(WireModel):
     url: Annotated[str, AfterValidator(_check_remote_url)]
     headers: AgentProfileHeaders | None = None
     enabled: TrueOnly | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileDisabledMcpServer(WireModel):
     """A declared but disabled server: only ``enabled: false`` and ``metadata``."""
 
     enabled: FalseOnly
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 def _mcp_variant(value: Any) -> str | None:

@@ -1,6 +1,5 @@
-"""``mergeAgentProfiles``: later profiles win where they carry a value; lists concatenate,
-records merge, appended prompts join.
-"""
+"""Overlaying one profile on another (``mergeAgentProfiles``): the overlay wins where it has a
+value, lists concatenate, records merge shallowly, appended prompts join."""
 
 from __future__ import annotations
 
