@@ -88,6 +88,15 @@ if TYPE_CHECKING:
         TANGLE_CANDIDATE_TASK_PATH as TANGLE_CANDIDATE_TASK_PATH,
         is_safe_oci_image as is_safe_oci_image,
     )
+    from .candidate.resources import (
+        AgentCandidateFileMount as AgentCandidateFileMount,
+        AgentCandidateGitHubResource as AgentCandidateGitHubResource,
+        AgentCandidateInlineResource as AgentCandidateInlineResource,
+        AgentCandidateResourceRef as AgentCandidateResourceRef,
+        AgentCandidateResources as AgentCandidateResources,
+        define_candidate_github_resource as define_candidate_github_resource,
+        define_candidate_inline_resource as define_candidate_inline_resource,
+    )
     from .candidate.source import (
         AGENT_IMPROVEMENT_SOURCE_METADATA_KEY as AGENT_IMPROVEMENT_SOURCE_METADATA_KEY,
         AgentCustomSourceLicense as AgentCustomSourceLicense,
@@ -791,6 +800,13 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateWorkingDirectory": "candidate.launch",
     "TANGLE_CANDIDATE_TASK_PATH": "candidate.launch",
     "is_safe_oci_image": "candidate.launch",
+    "AgentCandidateFileMount": "candidate.resources",
+    "AgentCandidateGitHubResource": "candidate.resources",
+    "AgentCandidateInlineResource": "candidate.resources",
+    "AgentCandidateResourceRef": "candidate.resources",
+    "AgentCandidateResources": "candidate.resources",
+    "define_candidate_github_resource": "candidate.resources",
+    "define_candidate_inline_resource": "candidate.resources",
     "AGENT_IMPROVEMENT_SOURCE_METADATA_KEY": "candidate.source",
     "AgentCustomSourceLicense": "candidate.source",
     "AgentImprovementSource": "candidate.source",
