@@ -88,6 +88,15 @@ if TYPE_CHECKING:
         TANGLE_CANDIDATE_TASK_PATH as TANGLE_CANDIDATE_TASK_PATH,
         is_safe_oci_image as is_safe_oci_image,
     )
+    from .candidate.lineage import (
+        AgentCandidateDisabledMemory as AgentCandidateDisabledMemory,
+        AgentCandidateIsolatedMemory as AgentCandidateIsolatedMemory,
+        AgentCandidateKnowledge as AgentCandidateKnowledge,
+        AgentCandidateKnowledgeRef as AgentCandidateKnowledgeRef,
+        AgentCandidateLineage as AgentCandidateLineage,
+        AgentCandidateLineageSource as AgentCandidateLineageSource,
+        AgentCandidateMemoryPolicy as AgentCandidateMemoryPolicy,
+    )
     from .candidate.resources import (
         AgentCandidateFileMount as AgentCandidateFileMount,
         AgentCandidateGitHubResource as AgentCandidateGitHubResource,
@@ -800,6 +809,13 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateWorkingDirectory": "candidate.launch",
     "TANGLE_CANDIDATE_TASK_PATH": "candidate.launch",
     "is_safe_oci_image": "candidate.launch",
+    "AgentCandidateDisabledMemory": "candidate.lineage",
+    "AgentCandidateIsolatedMemory": "candidate.lineage",
+    "AgentCandidateKnowledge": "candidate.lineage",
+    "AgentCandidateKnowledgeRef": "candidate.lineage",
+    "AgentCandidateLineage": "candidate.lineage",
+    "AgentCandidateLineageSource": "candidate.lineage",
+    "AgentCandidateMemoryPolicy": "candidate.lineage",
     "AgentCandidateFileMount": "candidate.resources",
     "AgentCandidateGitHubResource": "candidate.resources",
     "AgentCandidateInlineResource": "candidate.resources",
