@@ -97,6 +97,16 @@ if TYPE_CHECKING:
         AgentCandidateLineageSource as AgentCandidateLineageSource,
         AgentCandidateMemoryPolicy as AgentCandidateMemoryPolicy,
     )
+    from .candidate.profile import (
+        AgentCandidateDisabledMcpServer as AgentCandidateDisabledMcpServer,
+        AgentCandidateHookCommand as AgentCandidateHookCommand,
+        AgentCandidateLocalMcpServer as AgentCandidateLocalMcpServer,
+        AgentCandidateMcpServer as AgentCandidateMcpServer,
+        AgentCandidateMode as AgentCandidateMode,
+        AgentCandidateModelHints as AgentCandidateModelHints,
+        AgentCandidateProfile as AgentCandidateProfile,
+        AgentCandidateSubagentProfile as AgentCandidateSubagentProfile,
+    )
     from .candidate.resources import (
         AgentCandidateFileMount as AgentCandidateFileMount,
         AgentCandidateGitHubResource as AgentCandidateGitHubResource,
@@ -816,6 +826,14 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateLineage": "candidate.lineage",
     "AgentCandidateLineageSource": "candidate.lineage",
     "AgentCandidateMemoryPolicy": "candidate.lineage",
+    "AgentCandidateDisabledMcpServer": "candidate.profile",
+    "AgentCandidateHookCommand": "candidate.profile",
+    "AgentCandidateLocalMcpServer": "candidate.profile",
+    "AgentCandidateMcpServer": "candidate.profile",
+    "AgentCandidateMode": "candidate.profile",
+    "AgentCandidateModelHints": "candidate.profile",
+    "AgentCandidateProfile": "candidate.profile",
+    "AgentCandidateSubagentProfile": "candidate.profile",
     "AgentCandidateFileMount": "candidate.resources",
     "AgentCandidateGitHubResource": "candidate.resources",
     "AgentCandidateInlineResource": "candidate.resources",
