@@ -32,6 +32,12 @@ if TYPE_CHECKING:
         has_canonical_base64_padding as has_canonical_base64_padding,
         validate_embedded_artifact as validate_embedded_artifact,
     )
+    from .candidate.bundle import (
+        AgentCandidateBundle as AgentCandidateBundle,
+        agent_candidate_bundle_digest as agent_candidate_bundle_digest,
+        define_agent_candidate_bundle as define_agent_candidate_bundle,
+        seal_agent_candidate_bundle as seal_agent_candidate_bundle,
+    )
     from .candidate.code import (
         AgentCandidateCode as AgentCandidateCode,
         AgentCandidateCodeDisabled as AgentCandidateCodeDisabled,
@@ -771,6 +777,10 @@ _EXPORTS: dict[str, str] = {
     "has_base64_shape": "candidate.artifacts",
     "has_canonical_base64_padding": "candidate.artifacts",
     "validate_embedded_artifact": "candidate.artifacts",
+    "AgentCandidateBundle": "candidate.bundle",
+    "agent_candidate_bundle_digest": "candidate.bundle",
+    "define_agent_candidate_bundle": "candidate.bundle",
+    "seal_agent_candidate_bundle": "candidate.bundle",
     "AgentCandidateCode": "candidate.code",
     "AgentCandidateCodeDisabled": "candidate.code",
     "AgentCandidateCodeDisabledReason": "candidate.code",
