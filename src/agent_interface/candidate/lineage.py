@@ -29,13 +29,13 @@ from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models
 
 __all__ = [
-    "AgentCandidateDisabledMemory",
-    "AgentCandidateIsolatedMemory",
     "AgentCandidateKnowledge",
     "AgentCandidateKnowledgeRef",
     "AgentCandidateLineage",
     "AgentCandidateLineageSource",
     "AgentCandidateMemoryPolicy",
+    "AgentCandidateMemoryPolicyDisabled",
+    "AgentCandidateMemoryPolicyIsolated",
 ]
 
 _NonEmpty = Annotated[str, Utf16Length(min=1)]
@@ -61,11 +61,11 @@ class AgentCandidateKnowledge(WireModel):
     evaluation: AgentCandidateCapturedArtifact
 
 
-class AgentCandidateDisabledMemory(WireModel):
+class AgentCandidateMemoryPolicyDisabled(WireModel):
     mode: Literal["disabled"]
 
 
-class AgentCandidateIsolatedMemory(WireModel):
+class AgentCandidateMemoryPolicyIsolated(WireModel):
     """Fresh evaluator-scoped memory for exactly one task."""
 
     mode: Literal["isolated"]
@@ -74,7 +74,7 @@ class AgentCandidateIsolatedMemory(WireModel):
 
 
 AgentCandidateMemoryPolicy = Annotated[
-    AgentCandidateDisabledMemory | AgentCandidateIsolatedMemory, Field(discriminator="mode")
+    AgentCandidateMemoryPolicyDisabled | AgentCandidateMemoryPolicyIsolated, Field(discriminator="mode")
 ]
 
 AgentCandidateLineageSource = Literal["optimizer", "human", "import", "compound"]
