@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         same_git_object_format as same_git_object_format,
     )
     from .candidate.digests import (
+        is_digestible as is_digestible,
         seal_evidence as seal_evidence,
         seal_top_level_digest as seal_top_level_digest,
         top_level_digest as top_level_digest,
@@ -92,7 +93,9 @@ if TYPE_CHECKING:
         AgentCandidateProfileApplication as AgentCandidateProfileApplication,
         TANGLE_CANDIDATE_TASK_FILE as TANGLE_CANDIDATE_TASK_FILE,
         execution_plan_digest as execution_plan_digest,
+        is_canonical_absolute_path as is_canonical_absolute_path,
         is_exact_public_gateway_domain as is_exact_public_gateway_domain,
+        paths_overlap as paths_overlap,
     )
     from .candidate.launch import (
         AgentCandidateArgvAppendDelivery as AgentCandidateArgvAppendDelivery,
@@ -821,6 +824,7 @@ _EXPORTS: dict[str, str] = {
     "is_safe_executable": "candidate.common",
     "relative_path": "candidate.common",
     "same_git_object_format": "candidate.common",
+    "is_digestible": "candidate.digests",
     "seal_evidence": "candidate.digests",
     "seal_top_level_digest": "candidate.digests",
     "top_level_digest": "candidate.digests",
@@ -843,7 +847,9 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateProfileApplication": "candidate.execution_plan",
     "TANGLE_CANDIDATE_TASK_FILE": "candidate.execution_plan",
     "execution_plan_digest": "candidate.execution_plan",
+    "is_canonical_absolute_path": "candidate.execution_plan",
     "is_exact_public_gateway_domain": "candidate.execution_plan",
+    "paths_overlap": "candidate.execution_plan",
     "AgentCandidateArgvAppendDelivery": "candidate.launch",
     "AgentCandidateContainer": "candidate.launch",
     "AgentCandidateContainerLaunch": "candidate.launch",

@@ -30,7 +30,7 @@ from agent_interface.candidate.common import (
     duplicate_value_issues,
     is_obviously_private_hostname,
 )
-from agent_interface.candidate.digests import seal_evidence, verify_evidence_digest
+from agent_interface.candidate.digests import is_digestible, seal_evidence, verify_evidence_digest
 from agent_interface.candidate.evidence import AgentCandidateEvidence
 from agent_interface.candidate.launch import (
     AgentCandidateContainer,
@@ -45,7 +45,6 @@ from agent_interface.candidate.task_terms import (
 from agent_interface.core.canonical import (
     Sha256Digest,
     canonical_digest,
-    is_canonical_json_value,
     utf16_sort_key,
 )
 from agent_interface.core.contract_limits import is_safe_relative_path, js_trim
@@ -71,7 +70,9 @@ __all__ = [
     "AgentCandidatePlanWorkspaces",
     "AgentCandidateProfileApplication",
     "execution_plan_digest",
+    "is_canonical_absolute_path",
     "is_exact_public_gateway_domain",
+    "paths_overlap",
 ]
 
 TANGLE_CANDIDATE_TASK_FILE: Final = "/tangle/input/task.txt"
@@ -333,7 +334,7 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
         self._launch_issues(issues)
         self._model_issues(issues)
         self._workspace_issues(issues)
-        if not issues and not is_canonical_json_value(self.to_wire()):
+        if not issues and not is_digestible(self):
             issues.add(
                 (), "non_canonical_json",
                 "execution-plan material must contain only RFC 8785 JSON values",
