@@ -63,8 +63,10 @@ __all__ = [
     "AgentCandidateExecutionPlanMaterial",
     "AgentCandidateGatewayModelNetwork",
     "AgentCandidateIsolatedMemory",
+    "AgentCandidateMemoryReset",
     "AgentCandidateModelAccessNetwork",
     "AgentCandidateModelRoute",
+    "AgentCandidateOciPlatform",
     "AgentCandidatePlanContainer",
     "AgentCandidatePlanModel",
     "AgentCandidatePlanWorkspaces",
@@ -181,7 +183,9 @@ class AgentCandidateDisabledMemory(WireModel):
     mode: Literal["disabled"]
 
 
-class _FreshReset(WireModel):
+class AgentCandidateMemoryReset(WireModel):
+    """A fresh reset of task memory: its evidence and the empty state's digest."""
+
     kind: Literal["fresh"]
     evidence: AgentCandidateCapturedArtifact
     empty_state_digest: Sha256Digest
@@ -194,7 +198,7 @@ class AgentCandidateIsolatedMemory(WireModel):
     mode: Literal["isolated"]
     scope: Literal["task"]
     effective_namespace: NonEmptyString
-    reset: _FreshReset
+    reset: AgentCandidateMemoryReset
     before_state: AgentCandidateWorkspaceSnapshotEvidence
     seed_digest: Sha256Digest | None = None
 
@@ -270,7 +274,9 @@ class AgentCandidateProfileApplication(WireModel):
     mount_paths: WireList[Annotated[str, AfterValidator(_mount_path)]]
 
 
-class _PlanPlatform(WireModel):
+class AgentCandidateOciPlatform(WireModel):
+    """The OCI platform of the image a plan runs."""
+
     os: NonEmptyString
     architecture: NonEmptyString
     variant: NonEmptyString | None = None
@@ -281,7 +287,7 @@ class AgentCandidatePlanContainer(AgentCandidateContainer):
 
     source: Literal["pinned-container", "evaluator-task-container"]
     manifest_digest: Sha256Digest
-    platform: _PlanPlatform
+    platform: AgentCandidateOciPlatform
 
 
 class _PlanLaunch(WireModel):
