@@ -382,10 +382,6 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
             for route in model.routes
         )
         duplicate_value_issues(issues, route_ids, ("model", "routes"))
-        _sorted_issues(
-            issues, self.profile.mount_paths, ("profile", "mountPaths"),
-            "profile mount paths must be lexicographically sorted",
-        )
         if not any(route.kind == "primary" for route in model.routes):
             issues.add(
                 ("model", "routes"), "primary_route_required",
@@ -427,6 +423,10 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
                 ("launch", "cwd", "workspace"), "candidate_root_required",
                 "candidate cwd requires a pinned candidate workspace root",
             )
+        _sorted_issues(
+            issues, self.profile.mount_paths, ("profile", "mountPaths"),
+            "profile mount paths must be lexicographically sorted",
+        )
         if self.profile.target_workspace == "candidate" and candidate_root is None:
             issues.add(
                 ("profile", "targetWorkspace"), "candidate_root_required",
