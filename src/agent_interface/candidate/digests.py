@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 
@@ -38,28 +38,37 @@ __all__ = [
 ModelT = TypeVar("ModelT", bound=WireModel)
 
 
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
+
+
 def is_digestible(model: BaseModel) -> bool:
     """True when a parsed model canonicalizes: no string or key holds a lone surrogate.
 
     Parsed models already refuse non-finite numbers and non-JSON values, so text is all
     that can still fail; this walk is much cheaper than serializing the whole document."""
     stack: list[Any] = [model]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        value = stack.pop()
-        if type(value) is str:
+        value = pop()
+        kind = type(value)
+        if kind is str:
             if not value.isascii():
                 try:
                     value.encode("utf-8")
                 except UnicodeEncodeError:
                     return False
-        elif isinstance(value, BaseModel):
-            stack.extend(value.__dict__.values())
-            if value.__pydantic_extra__:
-                stack.extend(value.__pydantic_extra__.items())
-        elif isinstance(value, (tuple, list)):
-            stack.extend(value)
+        elif kind in _SCALARS:
+            continue
+        elif kind is tuple or kind is list:
+            extend(value)
         elif isinstance(value, dict):
-            stack.extend(value.items())
+            extend(value.keys())
+            extend(value.values())
+        elif isinstance(value, BaseModel):
+            extend(value.__dict__.values())
+            if value.__pydantic_extra__:
+                extend(value.__pydantic_extra__.keys())
+                extend(value.__pydantic_extra__.values())
     return True
 
 
