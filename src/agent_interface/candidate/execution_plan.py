@@ -66,9 +66,9 @@ __all__ = [
     "AgentCandidateMemoryReset",
     "AgentCandidateModelAccessNetwork",
     "AgentCandidateModelRoute",
-    "AgentCandidateOciPlatform",
     "AgentCandidatePlanContainer",
     "AgentCandidatePlanModel",
+    "AgentCandidatePlanPlatform",
     "AgentCandidatePlanWorkspaces",
     "AgentCandidateProfileApplication",
     "execution_plan_digest",
@@ -274,7 +274,7 @@ class AgentCandidateProfileApplication(WireModel):
     mount_paths: WireList[Annotated[str, AfterValidator(_mount_path)]]
 
 
-class AgentCandidateOciPlatform(WireModel):
+class AgentCandidatePlanPlatform(WireModel):
     """The OCI platform of the image a plan runs."""
 
     os: NonEmptyString
@@ -287,7 +287,7 @@ class AgentCandidatePlanContainer(AgentCandidateContainer):
 
     source: Literal["pinned-container", "evaluator-task-container"]
     manifest_digest: Sha256Digest
-    platform: AgentCandidateOciPlatform
+    platform: AgentCandidatePlanPlatform
 
 
 class _PlanLaunch(WireModel):
