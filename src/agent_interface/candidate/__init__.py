@@ -1,0 +1,1 @@
+"""Candidate bundles: schemas, digests and integrity verification."""
