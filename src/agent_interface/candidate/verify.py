@@ -243,12 +243,7 @@ def _check_local_artifacts(
 
 
 def _external_requests(bundle: Mapping[str, Any]) -> Iterator[tuple[_Artifact, ArtifactRequest]]:
-    for artifact in _captured_artifacts(bundle):
-        locator = artifact.value.get("locator")
-        if locator is None:
-            continue
-        fields = {key: str(value) for key, value in locator.items() if key != "kind"}
-        yield artifact, _request(artifact, locator["kind"], fields)
+    """Every artifact held outside the bundle, in document order."""
     for artifact in _resource_refs(bundle):
         if artifact.value["kind"] != "github":
             continue
@@ -260,6 +255,12 @@ def _external_requests(bundle: Mapping[str, Any]) -> Iterator[tuple[_Artifact, A
             "path": ref["path"],
         }
         yield artifact, _request(artifact, "github", fields)
+    for artifact in _captured_artifacts(bundle):
+        locator = artifact.value.get("locator")
+        if locator is None:
+            continue
+        fields = {key: str(value) for key, value in locator.items() if key != "kind"}
+        yield artifact, _request(artifact, locator["kind"], fields)
 
 
 def _request(artifact: _Artifact, kind: Any, fields: dict[str, str]) -> ArtifactRequest:
