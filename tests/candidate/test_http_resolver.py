@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -212,3 +215,41 @@ def test_http_artifact_resolver_fetches_through_the_fetcher(server: int) -> None
     )
     request = _request("ipfs", {"cid": "bafy" + "a" * 20})
     assert resolver.fetch(request) == BODY
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    directory = tmp_path_factory.mktemp("tls")
+    key, cert = directory / "key.pem", directory / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "2", "-subj", "/CN=public.test",
+         "-addext", "subjectAltName=DNS:public.test"],
+        check=True, capture_output=True,
+    )
+    httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1]), str(cert)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_https_is_pinned_and_verifies_the_original_name(tls_server: tuple[int, str]) -> None:
+    port, cert = tls_server
+    trust = ssl.create_default_context(cafile=cert)
+    dns = _Dns({"public.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
+    fetcher = _fetcher(dns, uses=None, tls_context=trust)
+    assert fetcher.fetch(f"https://public.test:{port}/artifact", max_bytes=1024) == BODY
+    # same address, another name: the certificate is checked against the URL's name
+    with pytest.raises(ResolutionRefused) as caught:
+        fetcher.fetch(f"https://other.test:{port}/artifact", max_bytes=1024)
+    assert caught.value.code == "connection_failed"
