@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .candidate.address_policy import (
+        AddressClass as AddressClass,
+        BLOCKED_HOSTNAMES as BLOCKED_HOSTNAMES,
+        IpAddress as IpAddress,
+        classify_address as classify_address,
+        classify_hostname as classify_hostname,
+    )
     from .candidate.artifacts import (
         AgentCandidateArtifactLocator as AgentCandidateArtifactLocator,
         AgentCandidateArtifactRef as AgentCandidateArtifactRef,
@@ -69,6 +76,19 @@ if TYPE_CHECKING:
         AgentCandidateEvidence as AgentCandidateEvidence,
         check_evidence_artifact as check_evidence_artifact,
     )
+    from .candidate.git_tree import (
+        GitTreeRefused as GitTreeRefused,
+        RepositoryUnavailable as RepositoryUnavailable,
+        materialize_git_patch as materialize_git_patch,
+        verify_base_commit as verify_base_commit,
+    )
+    from .candidate.http_resolver import (
+        HostResolver as HostResolver,
+        HttpArtifactResolver as HttpArtifactResolver,
+        SafeHttpFetcher as SafeHttpFetcher,
+        artifact_url as artifact_url,
+        system_host_resolver as system_host_resolver,
+    )
     from .candidate.launch import (
         AgentCandidateArgvAppendDelivery as AgentCandidateArgvAppendDelivery,
         AgentCandidateContainer as AgentCandidateContainer,
@@ -87,6 +107,26 @@ if TYPE_CHECKING:
         AgentCandidateWorkingDirectory as AgentCandidateWorkingDirectory,
         TANGLE_CANDIDATE_TASK_PATH as TANGLE_CANDIDATE_TASK_PATH,
         is_safe_oci_image as is_safe_oci_image,
+    )
+    from .candidate.resolver import (
+        ArtifactRequest as ArtifactRequest,
+        ArtifactResolver as ArtifactResolver,
+        DirectoryArtifactResolver as DirectoryArtifactResolver,
+        InMemoryArtifactResolver as InMemoryArtifactResolver,
+        ResolutionRefused as ResolutionRefused,
+    )
+    from .candidate.verification_result import (
+        CandidateArtifactRow as CandidateArtifactRow,
+        CandidateEntrypointEvidence as CandidateEntrypointEvidence,
+        CandidateVerification as CandidateVerification,
+        CandidateVerificationRefused as CandidateVerificationRefused,
+        CandidateVerifiedContainer as CandidateVerifiedContainer,
+        VERIFICATION_CHECKS as VERIFICATION_CHECKS,
+        VerificationCheck as VerificationCheck,
+    )
+    from .candidate.verify import (
+        ProgressCallback as ProgressCallback,
+        verify_candidate_bundle as verify_candidate_bundle,
     )
     from .core.canonical import (
         MAX_CANONICAL_DEPTH as MAX_CANONICAL_DEPTH,
@@ -709,6 +749,11 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "AddressClass": "candidate.address_policy",
+    "BLOCKED_HOSTNAMES": "candidate.address_policy",
+    "IpAddress": "candidate.address_policy",
+    "classify_address": "candidate.address_policy",
+    "classify_hostname": "candidate.address_policy",
     "AgentCandidateArtifactLocator": "candidate.artifacts",
     "AgentCandidateArtifactRef": "candidate.artifacts",
     "AgentCandidateCapturedArtifact": "candidate.artifacts",
@@ -754,6 +799,15 @@ _EXPORTS: dict[str, str] = {
     "same_git_object_format": "candidate.common",
     "AgentCandidateEvidence": "candidate.evidence",
     "check_evidence_artifact": "candidate.evidence",
+    "GitTreeRefused": "candidate.git_tree",
+    "RepositoryUnavailable": "candidate.git_tree",
+    "materialize_git_patch": "candidate.git_tree",
+    "verify_base_commit": "candidate.git_tree",
+    "HostResolver": "candidate.http_resolver",
+    "HttpArtifactResolver": "candidate.http_resolver",
+    "SafeHttpFetcher": "candidate.http_resolver",
+    "artifact_url": "candidate.http_resolver",
+    "system_host_resolver": "candidate.http_resolver",
     "AgentCandidateArgvAppendDelivery": "candidate.launch",
     "AgentCandidateContainer": "candidate.launch",
     "AgentCandidateContainerLaunch": "candidate.launch",
@@ -771,6 +825,20 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateWorkingDirectory": "candidate.launch",
     "TANGLE_CANDIDATE_TASK_PATH": "candidate.launch",
     "is_safe_oci_image": "candidate.launch",
+    "ArtifactRequest": "candidate.resolver",
+    "ArtifactResolver": "candidate.resolver",
+    "DirectoryArtifactResolver": "candidate.resolver",
+    "InMemoryArtifactResolver": "candidate.resolver",
+    "ResolutionRefused": "candidate.resolver",
+    "CandidateArtifactRow": "candidate.verification_result",
+    "CandidateEntrypointEvidence": "candidate.verification_result",
+    "CandidateVerification": "candidate.verification_result",
+    "CandidateVerificationRefused": "candidate.verification_result",
+    "CandidateVerifiedContainer": "candidate.verification_result",
+    "VERIFICATION_CHECKS": "candidate.verification_result",
+    "VerificationCheck": "candidate.verification_result",
+    "ProgressCallback": "candidate.verify",
+    "verify_candidate_bundle": "candidate.verify",
     "MAX_CANONICAL_DEPTH": "core.canonical",
     "MAX_SAFE_INTEGER": "core.canonical",
     "SHA256_DIGEST_PATTERN": "core.canonical",
