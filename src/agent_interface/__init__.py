@@ -16,6 +16,37 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .candidate.evaluation import (
+        AgentCandidateEvaluationPolicy as AgentCandidateEvaluationPolicy,
+    )
+    from .candidate.limits import (
+        AgentExecutionLimitObservation as AgentExecutionLimitObservation,
+        ExecutionLimitViolation as ExecutionLimitViolation,
+        ExecutionLimits as ExecutionLimits,
+        agent_execution_limit_violations as agent_execution_limit_violations,
+        assert_agent_execution_within_limits as assert_agent_execution_within_limits,
+        refine_agent_execution_within_limits as refine_agent_execution_within_limits,
+    )
+    from .candidate.measurement import (
+        AgentImprovementCost as AgentImprovementCost,
+        AgentImprovementEvaluationAccounting as AgentImprovementEvaluationAccounting,
+        CanonicalJsonObject as CanonicalJsonObject,
+        MeasuredComparisonIdentity as MeasuredComparisonIdentity,
+        MeasuredComparisonSummary as MeasuredComparisonSummary,
+        MeasuredObjective as MeasuredObjective,
+        MeasuredValues as MeasuredValues,
+        create_measured_comparison_identity_registry as create_measured_comparison_identity_registry,
+        numbers_approximately_equal as numbers_approximately_equal,
+        refine_estimate as refine_estimate,
+        refine_measured_comparison_summary as refine_measured_comparison_summary,
+    )
+    from .candidate.outcomes import (
+        AgentCandidateBenchmarkDimension as AgentCandidateBenchmarkDimension,
+        AgentCandidateCostProvenance as AgentCandidateCostProvenance,
+        AgentCandidateFixedSpend as AgentCandidateFixedSpend,
+        AgentCandidateModelSettlementCall as AgentCandidateModelSettlementCall,
+        BenchmarkScore as BenchmarkScore,
+    )
     from .core.canonical import (
         MAX_CANONICAL_DEPTH as MAX_CANONICAL_DEPTH,
         MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
@@ -637,6 +668,29 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "AgentCandidateEvaluationPolicy": "candidate.evaluation",
+    "AgentExecutionLimitObservation": "candidate.limits",
+    "ExecutionLimitViolation": "candidate.limits",
+    "ExecutionLimits": "candidate.limits",
+    "agent_execution_limit_violations": "candidate.limits",
+    "assert_agent_execution_within_limits": "candidate.limits",
+    "refine_agent_execution_within_limits": "candidate.limits",
+    "AgentImprovementCost": "candidate.measurement",
+    "AgentImprovementEvaluationAccounting": "candidate.measurement",
+    "CanonicalJsonObject": "candidate.measurement",
+    "MeasuredComparisonIdentity": "candidate.measurement",
+    "MeasuredComparisonSummary": "candidate.measurement",
+    "MeasuredObjective": "candidate.measurement",
+    "MeasuredValues": "candidate.measurement",
+    "create_measured_comparison_identity_registry": "candidate.measurement",
+    "numbers_approximately_equal": "candidate.measurement",
+    "refine_estimate": "candidate.measurement",
+    "refine_measured_comparison_summary": "candidate.measurement",
+    "AgentCandidateBenchmarkDimension": "candidate.outcomes",
+    "AgentCandidateCostProvenance": "candidate.outcomes",
+    "AgentCandidateFixedSpend": "candidate.outcomes",
+    "AgentCandidateModelSettlementCall": "candidate.outcomes",
+    "BenchmarkScore": "candidate.outcomes",
     "MAX_CANONICAL_DEPTH": "core.canonical",
     "MAX_SAFE_INTEGER": "core.canonical",
     "SHA256_DIGEST_PATTERN": "core.canonical",
