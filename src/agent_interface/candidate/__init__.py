@@ -1,5 +1,7 @@
-"""Candidate bundles and the evidence around them: what ran, what it cost, how it was
-measured, and how an improvement is proposed, reviewed and activated.
+"""Candidate bundles: the portable, digest-identified output of an improvement run.
 
-Imports every family to its left (core through session).
+One module per concept: ``common`` (canonical digest, identifiers, public-only config),
+``artifacts`` and ``resources`` (content-addressed bytes), ``code`` and ``launch`` (the
+code result and the shell-free execution), ``evidence``, ``source`` (provenance and
+licences), ``lineage``, ``profile``, ``surfaces`` and ``bundle``.
 """
