@@ -394,6 +394,7 @@ if TYPE_CHECKING:
         AgentProfileHookCommand as AgentProfileHookCommand,
         AgentProfileMode as AgentProfileMode,
         AgentProfileModelHints as AgentProfileModelHints,
+        AgentProfileModelHintsBase as AgentProfileModelHintsBase,
         AgentProfileSeatAccountSelector as AgentProfileSeatAccountSelector,
         AgentProfileSeatAllEligible as AgentProfileSeatAllEligible,
         AgentProfileSeatNamedAccount as AgentProfileSeatNamedAccount,
@@ -402,6 +403,7 @@ if TYPE_CHECKING:
         Capability as Capability,
         SANDBOX_SIZE_PRESET_NAMES as SANDBOX_SIZE_PRESET_NAMES,
         SandboxSizePreset as SandboxSizePreset,
+        enforce_model_token_bounds as enforce_model_token_bounds,
         seat_chain_issues as seat_chain_issues,
     )
     from .profile.canonical import (
@@ -425,6 +427,24 @@ if TYPE_CHECKING:
         define_agent_profile_secret_ref as define_agent_profile_secret_ref,
         is_credential_bearing_profile_config_name as is_credential_bearing_profile_config_name,
         looks_like_credential as looks_like_credential,
+    )
+    from .profile.diff import (
+        AGENT_PROFILE_DIFF_AXES as AGENT_PROFILE_DIFF_AXES,
+        AgentProfileDiffAxis as AgentProfileDiffAxis,
+        apply_agent_profile_diff as apply_agent_profile_diff,
+        changed_agent_profile_axes as changed_agent_profile_axes,
+        define_agent_profile_diff as define_agent_profile_diff,
+        diff_agent_profiles as diff_agent_profiles,
+        prune_agent_profile_diff as prune_agent_profile_diff,
+    )
+    from .profile.diff_schema import (
+        AgentProfileDiff as AgentProfileDiff,
+        AgentProfileDiffRemoval as AgentProfileDiffRemoval,
+        AgentProfileDiffSource as AgentProfileDiffSource,
+        AgentProfileDiffSourceKind as AgentProfileDiffSourceKind,
+        AgentProfilePromptRemoval as AgentProfilePromptRemoval,
+        AgentProfileRemoveList as AgentProfileRemoveList,
+        AgentProfileResourceRemoval as AgentProfileResourceRemoval,
     )
     from .profile.harness import (
         AgentProfileSystemPromptCapability as AgentProfileSystemPromptCapability,
@@ -477,6 +497,7 @@ if TYPE_CHECKING:
         utf8_bytes as utf8_bytes,
     )
     from .profile.merge import (
+        merge_agent_profile_documents as merge_agent_profile_documents,
         merge_agent_profiles as merge_agent_profiles,
     )
     from .profile.provider_config import (
@@ -1061,6 +1082,7 @@ _EXPORTS: dict[str, str] = {
     "AgentProfileHookCommand": "profile.agent_profile",
     "AgentProfileMode": "profile.agent_profile",
     "AgentProfileModelHints": "profile.agent_profile",
+    "AgentProfileModelHintsBase": "profile.agent_profile",
     "AgentProfileSeatAccountSelector": "profile.agent_profile",
     "AgentProfileSeatAllEligible": "profile.agent_profile",
     "AgentProfileSeatNamedAccount": "profile.agent_profile",
@@ -1069,6 +1091,7 @@ _EXPORTS: dict[str, str] = {
     "Capability": "profile.agent_profile",
     "SANDBOX_SIZE_PRESET_NAMES": "profile.agent_profile",
     "SandboxSizePreset": "profile.agent_profile",
+    "enforce_model_token_bounds": "profile.agent_profile",
     "seat_chain_issues": "profile.agent_profile",
     "canonical_agent_profile_digest": "profile.canonical",
     "canonical_agent_profile_json": "profile.canonical",
@@ -1086,6 +1109,20 @@ _EXPORTS: dict[str, str] = {
     "define_agent_profile_secret_ref": "profile.config",
     "is_credential_bearing_profile_config_name": "profile.config",
     "looks_like_credential": "profile.config",
+    "AGENT_PROFILE_DIFF_AXES": "profile.diff",
+    "AgentProfileDiffAxis": "profile.diff",
+    "apply_agent_profile_diff": "profile.diff",
+    "changed_agent_profile_axes": "profile.diff",
+    "define_agent_profile_diff": "profile.diff",
+    "diff_agent_profiles": "profile.diff",
+    "prune_agent_profile_diff": "profile.diff",
+    "AgentProfileDiff": "profile.diff_schema",
+    "AgentProfileDiffRemoval": "profile.diff_schema",
+    "AgentProfileDiffSource": "profile.diff_schema",
+    "AgentProfileDiffSourceKind": "profile.diff_schema",
+    "AgentProfilePromptRemoval": "profile.diff_schema",
+    "AgentProfileRemoveList": "profile.diff_schema",
+    "AgentProfileResourceRemoval": "profile.diff_schema",
     "AgentProfileSystemPromptCapability": "profile.harness",
     "HARNESS_TYPES": "profile.harness",
     "HarnessType": "profile.harness",
@@ -1128,6 +1165,7 @@ _EXPORTS: dict[str, str] = {
     "logical_lines": "profile.measurement",
     "measure_agent_profile": "profile.measurement",
     "utf8_bytes": "profile.measurement",
+    "merge_agent_profile_documents": "profile.merge",
     "merge_agent_profiles": "profile.merge",
     "BackendCapabilities": "profile.provider_config",
     "CliAuthFile": "profile.provider_config",

@@ -27,6 +27,7 @@ from agent_interface.core.canonical import (
 from agent_interface.core.contract_limits import (
     BoundedIdentifier,
 )
+from agent_interface.core.errors import ContractError, ContractIssue, json_pointer
 from agent_interface.core.model import (
     JsonObject,
     WireList,
@@ -66,6 +67,7 @@ __all__ = [
     "AgentProfileHookCommand",
     "AgentProfileMode",
     "AgentProfileModelHints",
+    "AgentProfileModelHintsBase",
     "AgentProfileSeatAccountSelector",
     "AgentProfileSeatAllEligible",
     "AgentProfileSeatNamedAccount",
@@ -73,13 +75,14 @@ __all__ = [
     "AgentSubagentProfile",
     "Capability",
     "SandboxSizePreset",
+    "enforce_model_token_bounds",
     "seat_chain_issues",
 ]
 
 
-class AgentProfileModelHints(WireModel):
-    """Model selection hints. Each single token ceiling must not exceed
-    ``maxTotalOutputTokens`` when both are set; nothing is clamped."""
+class AgentProfileModelHintsBase(WireModel):
+    """Model selection hints without the cross-field ceiling rule
+    (``agentProfileModelHintsBaseSchema``), for derivations that reuse the shape."""
 
     default: str | None = None
     small: str | None = None
@@ -90,28 +93,62 @@ class AgentProfileModelHints(WireModel):
     max_total_output_tokens: PositiveInt | None = None
     metadata: JsonObject | None = None
 
+
+def _token_bound_issues(
+    visible: int | None, reasoning: int | None, total: int | None
+) -> list[tuple[Loc, str, str]]:
+    if total is None:
+        return []
+    return [
+        (
+            (name,),
+            "token_ceiling_exceeds_total",
+            f"{name} must not exceed maxTotalOutputTokens",
+        )
+        for name, ceiling in (
+            ("maxVisibleOutputTokens", visible),
+            ("maxReasoningTokens", reasoning),
+        )
+        if ceiling is not None and ceiling > total
+    ]
+
+
+def enforce_model_token_bounds(hints: AgentProfileModelHintsBase | Mapping[str, Any]) -> None:
+    """Refuse model hints whose single token ceiling exceeds ``maxTotalOutputTokens``
+    (``enforceModelTokenBounds``). Nothing is clamped; ``reasoningEffort`` is not a bound.
+    A mapping is read by wire names. Raises :class:`ContractError` with one issue per
+    offending ceiling (code ``token_ceiling_exceeds_total``)."""
+    if isinstance(hints, AgentProfileModelHintsBase):
+        values = (
+            hints.max_visible_output_tokens,
+            hints.max_reasoning_tokens,
+            hints.max_total_output_tokens,
+        )
+    else:
+        values = (
+            hints.get("maxVisibleOutputTokens"),
+            hints.get("maxReasoningTokens"),
+            hints.get("maxTotalOutputTokens"),
+        )
+    issues = _token_bound_issues(*values)
+    if issues:
+        raise ContractError(
+            [ContractIssue(json_pointer(loc), code, message) for loc, code, message in issues],
+            subject="AgentProfileModelHints",
+        )
+
+
+class AgentProfileModelHints(AgentProfileModelHintsBase):
+    """Model selection hints. Each single token ceiling must not exceed
+    ``maxTotalOutputTokens`` when both are set; nothing is clamped."""
+
     @model_validator(mode="after")
     def _ceilings_within_total(self) -> AgentProfileModelHints:
-        total = self.max_total_output_tokens
-        if total is None:
-            return self
-        issues: list[tuple[Loc, str, str]] = []
-        if self.max_visible_output_tokens is not None and self.max_visible_output_tokens > total:
-            issues.append(
-                (
-                    ("maxVisibleOutputTokens",),
-                    "token_ceiling_exceeds_total",
-                    "maxVisibleOutputTokens must not exceed maxTotalOutputTokens",
-                )
-            )
-        if self.max_reasoning_tokens is not None and self.max_reasoning_tokens > total:
-            issues.append(
-                (
-                    ("maxReasoningTokens",),
-                    "token_ceiling_exceeds_total",
-                    "maxReasoningTokens must not exceed maxTotalOutputTokens",
-                )
-            )
+        issues = _token_bound_issues(
+            self.max_visible_output_tokens,
+            self.max_reasoning_tokens,
+            self.max_total_output_tokens,
+        )
         if issues:
             _refuse("AgentProfileModelHints", issues)
         return self
@@ -360,6 +397,7 @@ class Capability(WireModel):
 register_wire_models(
     AgentProfile=AgentProfile,
     AgentProfileModelHints=AgentProfileModelHints,
+    AgentProfileModelHintsBase=AgentProfileModelHintsBase,
     AgentSubagentProfile=AgentSubagentProfile,
     AgentProfileHookCommand=AgentProfileHookCommand,
     AgentProfileMode=AgentProfileMode,

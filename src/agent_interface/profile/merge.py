@@ -9,6 +9,7 @@ from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.canonical import coerce_agent_profile
 
 __all__ = [
+    "merge_agent_profile_documents",
     "merge_agent_profiles",
 ]
 
@@ -62,6 +63,14 @@ def merge_agent_profiles(
         return None
     left = coerce_agent_profile(base).to_wire() if base is not None else {}
     right = coerce_agent_profile(overlay).to_wire() if overlay is not None else {}
+    return AgentProfile.parse_wire(merge_agent_profile_documents(left, right))
+
+
+def merge_agent_profile_documents(
+    left: Mapping[str, Any], right: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The merge of :func:`merge_agent_profiles` over two wire documents, unvalidated: for
+    callers that edit the result further (a diff's removals) before validating it once."""
     prompt = None
     if "prompt" in left or "prompt" in right:
         lp, rp = left.get("prompt", {}), right.get("prompt", {})
@@ -101,4 +110,4 @@ def merge_agent_profiles(
             "extensions": _merge_record(left.get("extensions"), right.get("extensions")),
         },
     )
-    return AgentProfile.parse_wire(merged)
+    return merged
