@@ -2,7 +2,9 @@
 
 ``run_provider_conformance(provider)`` checks the capability document, the method
 surface, idempotent creation, metadata detachment and refusal-before-effect, and
-runs the durable-branching checks when the provider declares them. Use it from a
+runs the durable-branching checks when the provider declares them.
+``run_session_conformance(instances=..., leases=..., terminals=...)`` checks the
+long-lived session surfaces. Use it from a
 test: ``run_provider_conformance(MyProvider()).raise_for_failures()``.
 """
 
@@ -19,6 +21,11 @@ from agent_interface.conformance.provider import (
     provider_conformance,
     run_provider_conformance,
 )
+from agent_interface.conformance.sessions import (
+    SessionConformanceReport,
+    run_session_conformance,
+    run_session_conformance_async,
+)
 
 __all__ = [
     "BranchingConformanceCheck",
@@ -26,8 +33,11 @@ __all__ = [
     "ConformanceCheck",
     "ConformanceFailure",
     "ProviderConformanceReport",
+    "SessionConformanceReport",
     "provider_conformance",
     "run_branching_conformance",
     "run_branching_conformance_async",
     "run_provider_conformance",
+    "run_session_conformance",
+    "run_session_conformance_async",
 ]

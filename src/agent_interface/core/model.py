@@ -100,13 +100,22 @@ class FrozenDict(dict[K, V]):
         return (FrozenDict, (dict(self),))
 
 
-def deep_freeze(value: Any) -> Any:
-    """Deeply immutable copy of a JSON value: dicts become FrozenDict, lists tuples."""
+def deep_freeze(value: Any, _ancestors: frozenset[int] = frozenset()) -> Any:
+    """A deeply immutable copy of a JSON-like value (``deepFreeze``): every dict becomes a
+    :class:`FrozenDict`, every list or tuple a tuple, at every depth. Validated evidence
+    (a profile snapshot, a capability document) handed out this way cannot be changed after
+    the check that made it trustworthy. Scalars, and wire models (already frozen), are
+    returned as they are; the input is not modified. Unlike JavaScript's in-place freeze
+    this builds a copy, so a value that contains itself cannot be represented and raises
+    ``ValueError`` instead of recursing without end."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    if id(value) in _ancestors:
+        raise ValueError("deep_freeze: the value contains itself")
+    inner = _ancestors | {id(value)}
     if isinstance(value, dict):
-        return FrozenDict({key: deep_freeze(item) for key, item in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(deep_freeze(item) for item in value)
-    return value
+        return FrozenDict({key: deep_freeze(item, inner) for key, item in value.items()})
+    return tuple(deep_freeze(item, inner) for item in value)
 
 
 def thaw(value: Any) -> Any:

@@ -1,4 +1,5 @@
-"""TODO docstring: profile.canonical (from profile.py)."""
+"""Profile intake and identity: validated profiles, their canonical JSON and digest
+(``agent-profile-canonical.ts``, ``canonicalAgentProfileDigest``, ``defineAgentProfile``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ __all__ = [
     "canonical_agent_profile_json",
     "canonical_agent_profile_value",
     "coerce_agent_profile",
+    "define_agent_profile",
     "snapshot_agent_profile",
 ]
 
@@ -34,6 +36,12 @@ def coerce_agent_profile(value: AgentProfile | Mapping[str, Any] | str | bytes) 
     if isinstance(value, AgentProfile):
         return value
     return AgentProfile.parse_wire(value)
+
+
+def define_agent_profile(profile: AgentProfile | Mapping[str, Any] | str | bytes) -> AgentProfile:
+    """Author one profile (``defineAgentProfile``): a wire document is validated, so a
+    profile defined in code is refused at the definition, not at first use."""
+    return coerce_agent_profile(profile)
 
 
 def _find_ill_formed(value: Any, path: list[str | int]) -> list[str | int] | None:

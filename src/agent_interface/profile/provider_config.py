@@ -34,6 +34,7 @@ __all__ = [
     "ProviderModelConfig",
     "ProviderServerConfig",
     "ProviderWorkspaceConfig",
+    "normalize_open_ai_compatible_base_url",
     "normalize_openai_compatible_base_url",
     "resolve_native_web_tools",
     "resolve_tangle_router_defaults",
@@ -120,6 +121,10 @@ def normalize_openai_compatible_base_url(base_url: str) -> str:
     """Strip trailing slashes and add ``/v1`` unless the URL already ends in ``/v<N>``."""
     trimmed = re.sub(r"/+\Z", "", base_url)
     return trimmed if _VERSION_SUFFIX.search(trimmed) else f"{trimmed}/v1"
+
+
+normalize_open_ai_compatible_base_url = normalize_openai_compatible_base_url
+"""The mechanical snake_case of ``normalizeOpenAiCompatibleBaseUrl``; the same function."""
 
 
 def resolve_tangle_router_defaults(

@@ -8,7 +8,7 @@ context transfer reuses. The strict shapes follow the reference's zod schemas in
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeGuard
 
 from pydantic import Field
 
@@ -44,6 +44,14 @@ __all__ = [
     "ToolStateError",
     "ToolStatePending",
     "ToolStateRunning",
+    "is_file_part",
+    "is_input_file_part",
+    "is_input_image_part",
+    "is_input_text_part",
+    "is_reasoning_part",
+    "is_subtask_part",
+    "is_text_part",
+    "is_tool_part",
     "normalize_input_parts",
     "render_input_parts_as_text",
 ]
@@ -169,6 +177,41 @@ Part = Annotated[
     TextPart | ToolPart | ReasoningPart | FilePart | SubtaskPart, Field(discriminator="type")
 ]
 """A part of a runner's output message (the reference's runtime ``partSchema``)."""
+
+
+# Type guards (``isTextPart`` ...): each reads the part's ``type`` tag only, as the reference.
+
+
+def is_text_part(part: Part) -> TypeGuard[TextPart]:
+    return part.type == "text"
+
+
+def is_tool_part(part: Part) -> TypeGuard[ToolPart]:
+    return part.type == "tool"
+
+
+def is_reasoning_part(part: Part) -> TypeGuard[ReasoningPart]:
+    return part.type == "reasoning"
+
+
+def is_file_part(part: Part) -> TypeGuard[FilePart]:
+    return part.type == "file"
+
+
+def is_subtask_part(part: Part) -> TypeGuard[SubtaskPart]:
+    return part.type == "subtask"
+
+
+def is_input_text_part(part: InputPart) -> TypeGuard[InputTextPart]:
+    return part.type == "text"
+
+
+def is_input_file_part(part: InputPart) -> TypeGuard[InputFilePart]:
+    return part.type == "file"
+
+
+def is_input_image_part(part: InputPart) -> TypeGuard[InputImagePart]:
+    return part.type == "image"
 
 
 class BackendMessage(WireModel):
