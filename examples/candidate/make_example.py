@@ -157,7 +157,7 @@ def make(out: Path) -> None:
         git(base, "commit", "-q", "-m", "base")
         base_commit = git(base, "rev-parse", "HEAD").decode().strip()
         base_tree = git(base, "rev-parse", "HEAD^{tree}").decode().strip()
-        git(base, "bundle", "create", str(out / "repository.bundle"), "main")
+        git(base, "bundle", "create", str(out / "repository.bundle"), "HEAD", "main")
 
         work = Path(scratch) / "work"
         git(Path(scratch), "clone", "-q", str(base), str(work))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.git_tree import (
     GitTreeRefused,
     RepositoryUnavailable,
@@ -46,7 +47,7 @@ from agent_interface.candidate.verification_result import (
 )
 from agent_interface.core.canonical import canonical_bytes, canonical_digest, sha256_bytes
 from agent_interface.core.errors import CanonicalJsonError, ContractError, json_pointer
-from agent_interface.core.model import WireAdapter
+from agent_interface.core.model import WireAdapter, wire_adapter
 
 __all__ = ["ProgressCallback", "verify_candidate_bundle"]
 
@@ -78,9 +79,7 @@ class _Artifact:
 
 
 def _bundle_schema() -> WireAdapter[Any]:
-    from agent_interface.core.registry import wire_schema
-
-    return wire_schema("AgentCandidateBundle")
+    return wire_adapter(AgentCandidateBundle, "AgentCandidateBundle")
 
 
 def verify_candidate_bundle(
