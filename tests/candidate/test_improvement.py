@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 
 from agent_interface.candidate.improvement import (
-    AgentProfileImprovementChangeStep,
     AgentProfileImprovementExperiment,
     AgentProfileImprovementRunCell,
     AgentProfileImprovementRunReceipt,
     AgentProfileImprovementSuite,
     AgentProfileImprovementSuiteInputs,
     AgentProfileImprovementTask,
-    changed_profile_improvement_surfaces,
     top_level_record_digest,
+)
+from agent_interface.candidate.improvement_change import (
+    AgentProfileImprovementChangeStep,
+    changed_profile_improvement_surfaces,
 )
 from agent_interface.candidate.improvement_comparison import (
     AgentProfileImprovementMeasuredComparison,

@@ -19,9 +19,9 @@ from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from agent_interface.candidate.experiment import AgentImprovementMeasuredComparison
-from agent_interface.candidate.improvement import (
+from agent_interface.candidate.improvement import AgentProfileImprovementExecutionRef
+from agent_interface.candidate.improvement_change import (
     AgentImprovementSurface,
-    AgentProfileImprovementExecutionRef,
     changed_profile_improvement_surfaces,
 )
 from agent_interface.candidate.improvement_comparison import (
