@@ -30,6 +30,7 @@ from agent_interface.core.contract_limits import (
 )
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import JsonObject, WireList, WireModel
+from agent_interface.core.number_validation import numbers_approximately_equal
 
 __all__ = [
     "AgentImprovementCost",
@@ -40,7 +41,6 @@ __all__ = [
     "MeasuredObjective",
     "MeasuredValues",
     "create_measured_comparison_identity_registry",
-    "numbers_approximately_equal",
     "refine_estimate",
     "refine_measured_comparison_summary",
 ]
@@ -58,11 +58,6 @@ def _canonical_object(value: Any) -> Any:
 
 CanonicalJsonObject = Annotated[JsonObject, AfterValidator(_canonical_object)]
 """A JSON object of RFC 8785 values (``canonicalJsonObjectSchema``)."""
-
-
-def numbers_approximately_equal(left: float, right: float) -> bool:
-    """``numbersApproximatelyEqual``: equal within 16 ulps of the larger magnitude (at least 1)."""
-    return abs(left - right) <= EPSILON * max(1.0, abs(left), abs(right)) * 16
 
 
 class ConfidenceInterval(WireModel):
