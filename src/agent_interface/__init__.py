@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .candidate.address_policy import (
+        AddressClass as AddressClass,
+        BLOCKED_HOSTNAMES as BLOCKED_HOSTNAMES,
+        IpAddress as IpAddress,
+        classify_address as classify_address,
+        classify_hostname as classify_hostname,
+    )
     from .candidate.artifacts import (
         AgentCandidateArtifactLocator as AgentCandidateArtifactLocator,
         AgentCandidateArtifactRef as AgentCandidateArtifactRef,
@@ -72,6 +79,7 @@ if TYPE_CHECKING:
         same_git_object_format as same_git_object_format,
     )
     from .candidate.digests import (
+        is_digestible as is_digestible,
         seal_evidence as seal_evidence,
         seal_top_level_digest as seal_top_level_digest,
         top_level_digest as top_level_digest,
@@ -93,15 +101,19 @@ if TYPE_CHECKING:
         AgentCandidateExecutionPlanMaterial as AgentCandidateExecutionPlanMaterial,
         AgentCandidateGatewayModelNetwork as AgentCandidateGatewayModelNetwork,
         AgentCandidateIsolatedMemory as AgentCandidateIsolatedMemory,
+        AgentCandidateMemoryReset as AgentCandidateMemoryReset,
         AgentCandidateModelAccessNetwork as AgentCandidateModelAccessNetwork,
         AgentCandidateModelRoute as AgentCandidateModelRoute,
         AgentCandidatePlanContainer as AgentCandidatePlanContainer,
         AgentCandidatePlanModel as AgentCandidatePlanModel,
+        AgentCandidatePlanPlatform as AgentCandidatePlanPlatform,
         AgentCandidatePlanWorkspaces as AgentCandidatePlanWorkspaces,
         AgentCandidateProfileApplication as AgentCandidateProfileApplication,
         TANGLE_CANDIDATE_TASK_FILE as TANGLE_CANDIDATE_TASK_FILE,
         execution_plan_digest as execution_plan_digest,
+        is_canonical_absolute_path as is_canonical_absolute_path,
         is_exact_public_gateway_domain as is_exact_public_gateway_domain,
+        paths_overlap as paths_overlap,
     )
     from .candidate.experiment import (
         AgentCandidateExperiment as AgentCandidateExperiment,
@@ -110,6 +122,19 @@ if TYPE_CHECKING:
         CandidateExecutionEvidence as CandidateExecutionEvidence,
         candidate_execution_cost_usd as candidate_execution_cost_usd,
         candidate_execution_latency_ms as candidate_execution_latency_ms,
+    )
+    from .candidate.git_tree import (
+        GitTreeRefused as GitTreeRefused,
+        RepositoryUnavailable as RepositoryUnavailable,
+        materialize_git_patch as materialize_git_patch,
+        verify_base_commit as verify_base_commit,
+    )
+    from .candidate.http_resolver import (
+        HostResolver as HostResolver,
+        HttpArtifactResolver as HttpArtifactResolver,
+        SafeHttpFetcher as SafeHttpFetcher,
+        artifact_url as artifact_url,
+        system_host_resolver as system_host_resolver,
     )
     from .candidate.improvement import (
         AgentProfileImprovementArm as AgentProfileImprovementArm,
@@ -175,6 +200,11 @@ if TYPE_CHECKING:
         AgentCandidateMemoryPolicy as AgentCandidateMemoryPolicy,
         AgentCandidateMemoryPolicyDisabled as AgentCandidateMemoryPolicyDisabled,
         AgentCandidateMemoryPolicyIsolated as AgentCandidateMemoryPolicyIsolated,
+    )
+    from .candidate.materialization import (
+        CandidateContainerSelection as CandidateContainerSelection,
+        CandidateMaterializationContext as CandidateMaterializationContext,
+        materialization_receipt as materialization_receipt,
     )
     from .candidate.measurement import (
         AgentImprovementCost as AgentImprovementCost,
@@ -255,6 +285,13 @@ if TYPE_CHECKING:
         AgentCandidateTimeoutTermination as AgentCandidateTimeoutTermination,
         AgentCandidateTraceEvidence as AgentCandidateTraceEvidence,
     )
+    from .candidate.resolver import (
+        ArtifactRequest as ArtifactRequest,
+        ArtifactResolver as ArtifactResolver,
+        DirectoryArtifactResolver as DirectoryArtifactResolver,
+        InMemoryArtifactResolver as InMemoryArtifactResolver,
+        ResolutionRefused as ResolutionRefused,
+    )
     from .candidate.resources import (
         AgentCandidateFileMount as AgentCandidateFileMount,
         AgentCandidateGitHubResource as AgentCandidateGitHubResource,
@@ -296,12 +333,12 @@ if TYPE_CHECKING:
     from .candidate.task_terms import (
         AgentCandidateBenchmarkGraderIdentity as AgentCandidateBenchmarkGraderIdentity,
         AgentCandidateExecutionLimits as AgentCandidateExecutionLimits,
-        AgentCandidateOutputOutcomeSpec as AgentCandidateOutputOutcomeSpec,
         AgentCandidateResolvedModel as AgentCandidateResolvedModel,
         AgentCandidateResolvedTaskContainer as AgentCandidateResolvedTaskContainer,
         AgentCandidateRetryPolicy as AgentCandidateRetryPolicy,
         AgentCandidateTaskContainerPlatform as AgentCandidateTaskContainerPlatform,
         AgentCandidateTaskOutcomeSpec as AgentCandidateTaskOutcomeSpec,
+        AgentCandidateTaskOutputSpec as AgentCandidateTaskOutputSpec,
         AgentCandidateTaskRepository as AgentCandidateTaskRepository,
         AgentCandidateWorkspaceOutcomeSpec as AgentCandidateWorkspaceOutcomeSpec,
         MAX_TASK_OUTPUT_BYTES as MAX_TASK_OUTPUT_BYTES,
@@ -317,6 +354,19 @@ if TYPE_CHECKING:
         AgentCandidateTaskAttemptPolicy as AgentCandidateTaskAttemptPolicy,
         MAX_TASK_INSTRUCTION_LENGTH as MAX_TASK_INSTRUCTION_LENGTH,
         benchmark_cell_seed as benchmark_cell_seed,
+    )
+    from .candidate.verification_result import (
+        CandidateArtifactRow as CandidateArtifactRow,
+        CandidateEntrypointEvidence as CandidateEntrypointEvidence,
+        CandidateVerification as CandidateVerification,
+        CandidateVerificationRefused as CandidateVerificationRefused,
+        CandidateVerifiedContainer as CandidateVerifiedContainer,
+        VERIFICATION_CHECKS as VERIFICATION_CHECKS,
+        VerificationCheck as VerificationCheck,
+    )
+    from .candidate.verify import (
+        ProgressCallback as ProgressCallback,
+        verify_candidate_bundle as verify_candidate_bundle,
     )
     from .core.canonical import (
         MAX_CANONICAL_DEPTH as MAX_CANONICAL_DEPTH,
@@ -1055,6 +1105,11 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "AddressClass": "candidate.address_policy",
+    "BLOCKED_HOSTNAMES": "candidate.address_policy",
+    "IpAddress": "candidate.address_policy",
+    "classify_address": "candidate.address_policy",
+    "classify_hostname": "candidate.address_policy",
     "AgentCandidateArtifactLocator": "candidate.artifacts",
     "AgentCandidateArtifactRef": "candidate.artifacts",
     "AgentCandidateCapturedArtifact": "candidate.artifacts",
@@ -1102,6 +1157,7 @@ _EXPORTS: dict[str, str] = {
     "is_safe_executable": "candidate.common",
     "relative_path": "candidate.common",
     "same_git_object_format": "candidate.common",
+    "is_digestible": "candidate.digests",
     "seal_evidence": "candidate.digests",
     "seal_top_level_digest": "candidate.digests",
     "top_level_digest": "candidate.digests",
@@ -1117,21 +1173,34 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateExecutionPlanMaterial": "candidate.execution_plan",
     "AgentCandidateGatewayModelNetwork": "candidate.execution_plan",
     "AgentCandidateIsolatedMemory": "candidate.execution_plan",
+    "AgentCandidateMemoryReset": "candidate.execution_plan",
     "AgentCandidateModelAccessNetwork": "candidate.execution_plan",
     "AgentCandidateModelRoute": "candidate.execution_plan",
     "AgentCandidatePlanContainer": "candidate.execution_plan",
     "AgentCandidatePlanModel": "candidate.execution_plan",
+    "AgentCandidatePlanPlatform": "candidate.execution_plan",
     "AgentCandidatePlanWorkspaces": "candidate.execution_plan",
     "AgentCandidateProfileApplication": "candidate.execution_plan",
     "TANGLE_CANDIDATE_TASK_FILE": "candidate.execution_plan",
     "execution_plan_digest": "candidate.execution_plan",
+    "is_canonical_absolute_path": "candidate.execution_plan",
     "is_exact_public_gateway_domain": "candidate.execution_plan",
+    "paths_overlap": "candidate.execution_plan",
     "AgentCandidateExperiment": "candidate.experiment",
     "AgentCandidateExperimentMeasurement": "candidate.experiment",
     "AgentImprovementMeasuredComparison": "candidate.experiment",
     "CandidateExecutionEvidence": "candidate.experiment",
     "candidate_execution_cost_usd": "candidate.experiment",
     "candidate_execution_latency_ms": "candidate.experiment",
+    "GitTreeRefused": "candidate.git_tree",
+    "RepositoryUnavailable": "candidate.git_tree",
+    "materialize_git_patch": "candidate.git_tree",
+    "verify_base_commit": "candidate.git_tree",
+    "HostResolver": "candidate.http_resolver",
+    "HttpArtifactResolver": "candidate.http_resolver",
+    "SafeHttpFetcher": "candidate.http_resolver",
+    "artifact_url": "candidate.http_resolver",
+    "system_host_resolver": "candidate.http_resolver",
     "AgentProfileImprovementArm": "candidate.improvement",
     "AgentProfileImprovementEvidence": "candidate.improvement",
     "AgentProfileImprovementExecutionRef": "candidate.improvement",
@@ -1185,6 +1254,9 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateMemoryPolicy": "candidate.lineage",
     "AgentCandidateMemoryPolicyDisabled": "candidate.lineage",
     "AgentCandidateMemoryPolicyIsolated": "candidate.lineage",
+    "CandidateContainerSelection": "candidate.materialization",
+    "CandidateMaterializationContext": "candidate.materialization",
+    "materialization_receipt": "candidate.materialization",
     "AgentImprovementCost": "candidate.measurement",
     "AgentImprovementEvaluationAccounting": "candidate.measurement",
     "CanonicalJsonObject": "candidate.measurement",
@@ -1252,6 +1324,11 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTermination": "candidate.receipts",
     "AgentCandidateTimeoutTermination": "candidate.receipts",
     "AgentCandidateTraceEvidence": "candidate.receipts",
+    "ArtifactRequest": "candidate.resolver",
+    "ArtifactResolver": "candidate.resolver",
+    "DirectoryArtifactResolver": "candidate.resolver",
+    "InMemoryArtifactResolver": "candidate.resolver",
+    "ResolutionRefused": "candidate.resolver",
     "AgentCandidateFileMount": "candidate.resources",
     "AgentCandidateGitHubResource": "candidate.resources",
     "AgentCandidateInlineResource": "candidate.resources",
@@ -1282,12 +1359,12 @@ _EXPORTS: dict[str, str] = {
     "spdx_license_ids": "candidate.spdx",
     "AgentCandidateBenchmarkGraderIdentity": "candidate.task_terms",
     "AgentCandidateExecutionLimits": "candidate.task_terms",
-    "AgentCandidateOutputOutcomeSpec": "candidate.task_terms",
     "AgentCandidateResolvedModel": "candidate.task_terms",
     "AgentCandidateResolvedTaskContainer": "candidate.task_terms",
     "AgentCandidateRetryPolicy": "candidate.task_terms",
     "AgentCandidateTaskContainerPlatform": "candidate.task_terms",
     "AgentCandidateTaskOutcomeSpec": "candidate.task_terms",
+    "AgentCandidateTaskOutputSpec": "candidate.task_terms",
     "AgentCandidateTaskRepository": "candidate.task_terms",
     "AgentCandidateWorkspaceOutcomeSpec": "candidate.task_terms",
     "MAX_TASK_OUTPUT_BYTES": "candidate.task_terms",
@@ -1301,6 +1378,15 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTaskAttemptPolicy": "candidate.tasks",
     "MAX_TASK_INSTRUCTION_LENGTH": "candidate.tasks",
     "benchmark_cell_seed": "candidate.tasks",
+    "CandidateArtifactRow": "candidate.verification_result",
+    "CandidateEntrypointEvidence": "candidate.verification_result",
+    "CandidateVerification": "candidate.verification_result",
+    "CandidateVerificationRefused": "candidate.verification_result",
+    "CandidateVerifiedContainer": "candidate.verification_result",
+    "VERIFICATION_CHECKS": "candidate.verification_result",
+    "VerificationCheck": "candidate.verification_result",
+    "ProgressCallback": "candidate.verify",
+    "verify_candidate_bundle": "candidate.verify",
     "MAX_CANONICAL_DEPTH": "core.canonical",
     "MAX_SAFE_INTEGER": "core.canonical",
     "SHA256_DIGEST_PATTERN": "core.canonical",
