@@ -253,3 +253,15 @@ def test_https_is_pinned_and_verifies_the_original_name(tls_server: tuple[int, s
     with pytest.raises(ResolutionRefused) as caught:
         fetcher.fetch(f"https://other.test:{port}/artifact", max_bytes=1024)
     assert caught.value.code == "connection_failed"
+
+
+def test_directory_resolver_serves_by_digest_only(tmp_path: Any) -> None:
+    from agent_interface.candidate.resolver import DirectoryArtifactResolver
+
+    request = _request("s3", {"bucket": "b-1", "key": "k"})
+    (tmp_path / request.digest_hex).write_bytes(BODY + b"extra")
+    resolver = DirectoryArtifactResolver(tmp_path)
+    assert resolver.fetch(request) == BODY + b"e"  # at most byteLength + 1 bytes are read
+    escaping = ArtifactRequest("/x", "s3", {}, "sha256:../../etc/passwd", 3)
+    with pytest.raises(ResolutionRefused):
+        resolver.fetch(escaping)

@@ -10,6 +10,7 @@ be trusted, only bounded. :class:`InMemoryArtifactResolver` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 ArtifactSourceKind = Literal["s3", "ipfs", "github"]
+_HEX_DIGEST = re.compile(r"[a-f0-9]{64}")
 
 
 class ResolutionRefused(ContractError):
@@ -91,6 +93,8 @@ class DirectoryArtifactResolver:
     directory: Path
 
     def fetch(self, request: ArtifactRequest) -> bytes:
+        if _HEX_DIGEST.fullmatch(request.digest_hex) is None:
+            raise ResolutionRefused("artifact_unavailable", "the artifact digest is not sha256 hex")
         path = self.directory / request.digest_hex
         try:
             with path.open("rb") as handle:
