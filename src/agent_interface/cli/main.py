@@ -34,7 +34,7 @@ EXIT_REFUSED = 1
 EXIT_UNREADABLE = 2
 
 # Modules that add their own sub-commands with ``register(subparsers)``.
-_COMMAND_MODULES = ("agent_interface.cli.profile", "agent_interface.cli.kb")
+_COMMAND_MODULES = ("agent_interface.cli.profile", "agent_interface.cli.kb", "agent_interface.cli.candidate")
 
 
 class Unreadable(Exception):

@@ -1,0 +1,198 @@
+"""Regenerate the worked candidate-verification example in this folder.
+
+Run: ``.venv/bin/python examples/candidate/make_example.py [--out DIR]``.
+
+It builds a small real Git repository with fixed author dates (so commit and tree ids
+are the same on every machine), makes a candidate change (an edit, a binary file change
+and a rename), and writes:
+
+* ``repository.bundle``: the base commit as a Git bundle (``git clone`` it to verify);
+* ``bundle.json``: the intact AgentCandidateBundle carrying the binary patch;
+* ``tampered-bundle.json``: the same bundle with its patch rewritten and every
+  digest (artifact and bundle) recomputed, which only Git's tree id exposes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import io
+import json
+import os
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agent_interface.core.canonical import canonical_bytes, canonical_digest
+
+HERE = Path(__file__).resolve().parent
+ENV = {
+    **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Example Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_AUTHOR_DATE": "2026-11-30T09:00:00Z",
+    "GIT_COMMITTER_NAME": "Example Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_COMMITTER_DATE": "2026-11-30T09:00:00Z",
+}
+LOGO = bytes((index * 7) % 256 for index in range(512))
+BASE = {
+    "README.md": b"# demo agent\n",
+    "src/agent.py": b"import sys\n\nprint('hello', sys.stdin.read())\n",
+    "assets/logo.bin": LOGO,
+    "docs/notes.md": b"How the demo agent works.\n" * 3,
+}
+CHANGE = {
+    "src/agent.py": b"import sys\n\nprint('hello, candidate', sys.stdin.read())\n",
+    "assets/logo.bin": LOGO[::-1],
+}
+
+
+def git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
+        cwd=repo, env=ENV, capture_output=True, check=True,
+    ).stdout
+
+
+def write(repo: Path, files: dict[str, bytes]) -> None:
+    for name, content in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(content)
+
+
+def sha256(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+def embedded(content: bytes) -> dict[str, Any]:
+    return {
+        "encoding": "base64",
+        "content": base64.b64encode(content).decode("ascii"),
+        "sha256": sha256(content),
+        "byteLength": len(content),
+    }
+
+
+def snapshot(files: dict[str, bytes]) -> dict[str, Any]:
+    material = {
+        "kind": "agent-candidate-workspace-manifest",
+        "files": [
+            {"path": path, "mode": 0o644, "sha256": sha256(data), "byteLength": len(data)}
+            for path, data in sorted(files.items())
+        ],
+    }
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    manifest = canonical_bytes(material)
+    return {
+        "kind": "agent-candidate-workspace-snapshot",
+        "digest": sha256(manifest),
+        "material": material,
+        "manifest": embedded(manifest),
+        "archive": embedded(archive.getvalue()),
+    }
+
+
+def seal(bundle: dict[str, Any]) -> dict[str, Any]:
+    material = {key: value for key, value in bundle.items() if key != "digest"}
+    return {**material, "digest": canonical_digest(material)}
+
+
+def candidate_bundle(code: dict[str, Any], workspace: dict[str, bytes]) -> dict[str, Any]:
+    return seal(
+        {
+            "kind": "agent-candidate-bundle",
+            "digestAlgorithm": "rfc8785-sha256",
+            "profile": {
+                "name": "demo-agent",
+                "harness": "codex",
+                "prompt": {"systemPrompt": "Solve the repository task."},
+            },
+            "code": code,
+            "execution": {
+                "harness": "codex",
+                "harnessVersion": "0.1.0",
+                "launch": {
+                    "kind": "candidate-entrypoint",
+                    "interpreter": "python3",
+                    "entrypoint": "src/agent.py",
+                },
+                "instructionDelivery": {"kind": "stdin-utf8"},
+                "cwd": {"workspace": "candidate", "path": "."},
+                "env": {"PATH": {"kind": "public", "value": "/usr/local/bin:/usr/bin:/bin"}},
+                "environment": {"kind": "evaluator-task-container"},
+                "workspace": snapshot(workspace),
+                "isolation": {
+                    "network": "disabled",
+                    "remoteIntegrations": "disabled",
+                    "candidateSecrets": "disabled",
+                },
+            },
+            "memory": {"mode": "disabled"},
+        }
+    )
+
+
+def dump(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def make(out: Path) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch) / "base"
+        base.mkdir()
+        git(base, "init", "-q")
+        write(base, BASE)
+        git(base, "add", "-A")
+        git(base, "commit", "-q", "-m", "base")
+        base_commit = git(base, "rev-parse", "HEAD").decode().strip()
+        base_tree = git(base, "rev-parse", "HEAD^{tree}").decode().strip()
+        git(base, "bundle", "create", str(out / "repository.bundle"), "HEAD", "main")
+
+        work = Path(scratch) / "work"
+        git(Path(scratch), "clone", "-q", str(base), str(work))
+        write(work, CHANGE)
+        git(work, "mv", "docs/notes.md", "docs/guide.md")
+        git(work, "add", "-A")
+        git(work, "commit", "-q", "-m", "candidate")
+        candidate_tree = git(work, "rev-parse", "HEAD^{tree}").decode().strip()
+        patch = git(work, "diff", "--binary", "-M", base_commit, "HEAD")
+        files = {
+            name: git(work, "show", f"HEAD:{name}")
+            for name in git(work, "ls-files").decode().splitlines()
+        }
+
+    code = {
+        "kind": "git-patch",
+        "repository": {"kind": "github", "owner": "tangle-network", "repo": "demo-agent"},
+        "baseCommit": base_commit,
+        "baseTree": base_tree,
+        "candidateTree": candidate_tree,
+        "patch": {"format": "git-diff-binary", "artifact": embedded(patch)},
+    }
+    dump(out / "bundle.json", candidate_bundle(code, files))
+    rewritten = patch.replace(b"hello, candidate", b"hello, attacker!")
+    tampered = {**code, "patch": {"format": "git-diff-binary", "artifact": embedded(rewritten)}}
+    dump(out / "tampered-bundle.json", candidate_bundle(tampered, files))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    make(args.out)
+
+
+if __name__ == "__main__":
+    main()
