@@ -215,30 +215,34 @@ def refine_model_settlement(
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
 _CANONICAL_CHECKED: set[type] = set()
-"""Model classes whose validator already refused ill-formed text in their own subtree."""
+"""Model classes whose own validator already refused ill-formed text in their subtree."""
 
 
 def _ill_formed(value: object) -> bool:
-    if isinstance(value, str):
-        return _LONE_SURROGATE.search(value) is not None
+    kind = type(value)
+    if kind is str:
+        text: str = value  # type: ignore[assignment]
+        return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+    if kind in _SCALARS or kind in _CANONICAL_CHECKED:
+        return False
     if isinstance(value, BaseModel):
-        if type(value) in _CANONICAL_CHECKED:
-            return False
-        extra = value.__pydantic_extra__ or {}
-        return any(_ill_formed(item) for item in value.__dict__.values()) or _ill_formed(extra)
+        return any(map(_ill_formed, value.__dict__.values())) or _ill_formed(
+            value.__pydantic_extra__ or {}
+        )
     if isinstance(value, dict):
         return any(_ill_formed(key) or _ill_formed(item) for key, item in value.items())
     if isinstance(value, (list, tuple)):
-        return any(_ill_formed(item) for item in value)
+        return any(map(_ill_formed, value))
     return False
 
 
 def refine_canonical(model: WireModel, issues: Refinement, what: str) -> None:
     """Refuse a record holding text RFC 8785 cannot serialize (a lone surrogate), as the
-    reference's ``isCanonicalJsonValue`` does (numbers are already finite here)."""
-    extra = model.__pydantic_extra__ or {}
-    if any(_ill_formed(item) for item in model.__dict__.values()) or _ill_formed(extra):
+    reference's ``isCanonicalJsonValue`` does (numbers are already finite here). A nested
+    record that made the same check is not walked again."""
+    if any(map(_ill_formed, model.__dict__.values())) or _ill_formed(model.__pydantic_extra__ or {}):
         issues.add((), "canonical_json", f"{what} must contain only RFC 8785 JSON values")
     else:
         _CANONICAL_CHECKED.add(type(model))
