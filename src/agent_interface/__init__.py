@@ -293,6 +293,11 @@ if TYPE_CHECKING:
         spdx_exception_ids as spdx_exception_ids,
         spdx_license_ids as spdx_license_ids,
     )
+    from .candidate.surfaces import (
+        AGENT_IMPROVEMENT_SURFACES as AGENT_IMPROVEMENT_SURFACES,
+        AgentImprovementSurface as AgentImprovementSurface,
+        changed_profile_improvement_surfaces as changed_profile_improvement_surfaces,
+    )
     from .candidate.task_terms import (
         AgentCandidateBenchmarkGraderIdentity as AgentCandidateBenchmarkGraderIdentity,
         AgentCandidateExecutionLimits as AgentCandidateExecutionLimits,
@@ -1280,6 +1285,9 @@ _EXPORTS: dict[str, str] = {
     "parse_spdx_expression": "candidate.spdx",
     "spdx_exception_ids": "candidate.spdx",
     "spdx_license_ids": "candidate.spdx",
+    "AGENT_IMPROVEMENT_SURFACES": "candidate.surfaces",
+    "AgentImprovementSurface": "candidate.surfaces",
+    "changed_profile_improvement_surfaces": "candidate.surfaces",
     "AgentCandidateBenchmarkGraderIdentity": "candidate.task_terms",
     "AgentCandidateExecutionLimits": "candidate.task_terms",
     "AgentCandidateOutputOutcomeSpec": "candidate.task_terms",

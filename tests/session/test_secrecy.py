@@ -9,8 +9,15 @@ import pytest
 
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import wire_adapter
-from agent_interface.environment.workspace_lease import AgentWorkspaceLeaseRecordMaterial, AgentWorkspaceSealRequest
-from agent_interface.session.instance import AgentInstanceRecord, AgentInstanceSpec, AgentInstanceStopRequest
+from agent_interface.environment.workspace_lease import (
+    AgentWorkspaceLeaseRecordMaterial,
+    AgentWorkspaceSealRequest,
+)
+from agent_interface.session.instance import (
+    AgentInstanceRecord,
+    AgentInstanceSpec,
+    AgentInstanceStopRequest,
+)
 from agent_interface.session.terminal import (
     TerminalAttachRequest,
     TerminalInput,

@@ -249,7 +249,7 @@ def _js_number(text: str) -> float | None:
     for prefix, base in (("0x", 16), ("0o", 8), ("0b", 2)):
         if lowered.startswith(prefix):
             try:
-                return float(int(text[2:], base)) if text[2:].isalnum() and "_" not in text else None
+                return float(int(text[2:], base)) if text[2:].isascii() and text[2:].isalnum() else None
             except ValueError:
                 return None
     if _JS_DECIMAL_RE.fullmatch(text):
