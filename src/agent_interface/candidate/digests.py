@@ -10,13 +10,16 @@ before use. Here that step is explicit:
 
 ``seal_*`` builds the digest; ``verify_*`` refuses a digest that does not match its content
 with code ``digest_mismatch`` (and ``artifact_mismatch`` for embedded evidence bytes).
+:func:`is_digestible` is the reference's "only RFC 8785 JSON values" rule for a parsed model.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from pydantic import BaseModel
 
 from agent_interface.candidate.artifacts import AgentCandidateEmbeddedArtifact, embed_artifact
 from agent_interface.core.canonical import canonical_bytes, canonical_digest
@@ -24,6 +27,7 @@ from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel, thaw
 
 __all__ = [
+    "is_digestible",
     "seal_evidence",
     "seal_top_level_digest",
     "top_level_digest",
@@ -32,6 +36,40 @@ __all__ = [
 ]
 
 ModelT = TypeVar("ModelT", bound=WireModel)
+
+
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
+
+
+def is_digestible(model: BaseModel) -> bool:
+    """True when a parsed model canonicalizes: no string or key holds a lone surrogate.
+
+    Parsed models already refuse non-finite numbers and non-JSON values, so text is all
+    that can still fail; this walk is much cheaper than serializing the whole document."""
+    stack: list[Any] = [model]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif kind in _SCALARS:
+            continue
+        elif kind is tuple or kind is list:
+            extend(value)
+        elif isinstance(value, dict):
+            extend(value.keys())
+            extend(value.values())
+        elif isinstance(value, BaseModel):
+            extend(value.__dict__.values())
+            if value.__pydantic_extra__:
+                extend(value.__pydantic_extra__.keys())
+                extend(value.__pydantic_extra__.values())
+    return True
 
 
 def _plain(document: WireModel | Mapping[str, Any]) -> dict[str, Any]:

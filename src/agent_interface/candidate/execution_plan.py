@@ -30,7 +30,7 @@ from agent_interface.candidate.common import (
     duplicate_value_issues,
     is_obviously_private_hostname,
 )
-from agent_interface.candidate.digests import seal_evidence, verify_evidence_digest
+from agent_interface.candidate.digests import is_digestible, seal_evidence, verify_evidence_digest
 from agent_interface.candidate.evidence import AgentCandidateEvidence
 from agent_interface.candidate.launch import (
     AgentCandidateContainer,
@@ -45,7 +45,6 @@ from agent_interface.candidate.task_terms import (
 from agent_interface.core.canonical import (
     Sha256Digest,
     canonical_digest,
-    is_canonical_json_value,
     utf16_sort_key,
 )
 from agent_interface.core.contract_limits import is_safe_relative_path, js_trim
@@ -64,14 +63,18 @@ __all__ = [
     "AgentCandidateExecutionPlanMaterial",
     "AgentCandidateGatewayModelNetwork",
     "AgentCandidateIsolatedMemory",
+    "AgentCandidateMemoryReset",
     "AgentCandidateModelAccessNetwork",
     "AgentCandidateModelRoute",
     "AgentCandidatePlanContainer",
     "AgentCandidatePlanModel",
+    "AgentCandidatePlanPlatform",
     "AgentCandidatePlanWorkspaces",
     "AgentCandidateProfileApplication",
     "execution_plan_digest",
+    "is_canonical_absolute_path",
     "is_exact_public_gateway_domain",
+    "paths_overlap",
 ]
 
 TANGLE_CANDIDATE_TASK_FILE: Final = "/tangle/input/task.txt"
@@ -180,7 +183,9 @@ class AgentCandidateDisabledMemory(WireModel):
     mode: Literal["disabled"]
 
 
-class _FreshReset(WireModel):
+class AgentCandidateMemoryReset(WireModel):
+    """A fresh reset of task memory: its evidence and the empty state's digest."""
+
     kind: Literal["fresh"]
     evidence: AgentCandidateCapturedArtifact
     empty_state_digest: Sha256Digest
@@ -193,7 +198,7 @@ class AgentCandidateIsolatedMemory(WireModel):
     mode: Literal["isolated"]
     scope: Literal["task"]
     effective_namespace: NonEmptyString
-    reset: _FreshReset
+    reset: AgentCandidateMemoryReset
     before_state: AgentCandidateWorkspaceSnapshotEvidence
     seed_digest: Sha256Digest | None = None
 
@@ -269,7 +274,9 @@ class AgentCandidateProfileApplication(WireModel):
     mount_paths: WireList[Annotated[str, AfterValidator(_mount_path)]]
 
 
-class _PlanPlatform(WireModel):
+class AgentCandidatePlanPlatform(WireModel):
+    """The OCI platform of the image a plan runs."""
+
     os: NonEmptyString
     architecture: NonEmptyString
     variant: NonEmptyString | None = None
@@ -280,7 +287,7 @@ class AgentCandidatePlanContainer(AgentCandidateContainer):
 
     source: Literal["pinned-container", "evaluator-task-container"]
     manifest_digest: Sha256Digest
-    platform: _PlanPlatform
+    platform: AgentCandidatePlanPlatform
 
 
 class _PlanLaunch(WireModel):
@@ -333,7 +340,7 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
         self._launch_issues(issues)
         self._model_issues(issues)
         self._workspace_issues(issues)
-        if not issues and not is_canonical_json_value(self.to_wire()):
+        if not issues and not is_digestible(self):
             issues.add(
                 (), "non_canonical_json",
                 "execution-plan material must contain only RFC 8785 JSON values",
@@ -375,10 +382,6 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
             for route in model.routes
         )
         duplicate_value_issues(issues, route_ids, ("model", "routes"))
-        _sorted_issues(
-            issues, self.profile.mount_paths, ("profile", "mountPaths"),
-            "profile mount paths must be lexicographically sorted",
-        )
         if not any(route.kind == "primary" for route in model.routes):
             issues.add(
                 ("model", "routes"), "primary_route_required",
@@ -420,6 +423,10 @@ class AgentCandidateExecutionPlanMaterial(WireModel):
                 ("launch", "cwd", "workspace"), "candidate_root_required",
                 "candidate cwd requires a pinned candidate workspace root",
             )
+        _sorted_issues(
+            issues, self.profile.mount_paths, ("profile", "mountPaths"),
+            "profile mount paths must be lexicographically sorted",
+        )
         if self.profile.target_workspace == "candidate" and candidate_root is None:
             issues.add(
                 ("profile", "targetWorkspace"), "candidate_root_required",

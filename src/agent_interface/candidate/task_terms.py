@@ -39,12 +39,12 @@ __all__ = [
     "MAX_TASK_OUTPUT_BYTES",
     "AgentCandidateBenchmarkGraderIdentity",
     "AgentCandidateExecutionLimits",
-    "AgentCandidateOutputOutcomeSpec",
     "AgentCandidateResolvedModel",
     "AgentCandidateResolvedTaskContainer",
     "AgentCandidateRetryPolicy",
     "AgentCandidateTaskContainerPlatform",
     "AgentCandidateTaskOutcomeSpec",
+    "AgentCandidateTaskOutputSpec",
     "AgentCandidateTaskRepository",
     "AgentCandidateWorkspaceOutcomeSpec",
 ]
@@ -145,7 +145,7 @@ class AgentCandidateWorkspaceOutcomeSpec(WireModel):
     kind: Literal["workspace"]
 
 
-class AgentCandidateOutputOutcomeSpec(WireModel):
+class AgentCandidateTaskOutputSpec(WireModel):
     """The result is one typed output of at most ``maxBytes`` bytes."""
 
     kind: Literal["output"]
@@ -156,7 +156,7 @@ class AgentCandidateOutputOutcomeSpec(WireModel):
 
 
 AgentCandidateTaskOutcomeSpec = Annotated[
-    AgentCandidateWorkspaceOutcomeSpec | AgentCandidateOutputOutcomeSpec,
+    AgentCandidateWorkspaceOutcomeSpec | AgentCandidateTaskOutputSpec,
     Field(discriminator="kind"),
 ]
 """The exact result shape of a task: a workspace change or a bounded typed output."""

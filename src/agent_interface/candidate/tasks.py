@@ -22,7 +22,11 @@ from agent_interface.candidate.artifacts import (
     AgentCandidateWorkspaceSnapshotEvidence,
 )
 from agent_interface.candidate.common import AgentCandidateDigestAlgorithm
-from agent_interface.candidate.digests import seal_top_level_digest, verify_top_level_digest
+from agent_interface.candidate.digests import (
+    is_digestible,
+    seal_top_level_digest,
+    verify_top_level_digest,
+)
 from agent_interface.candidate.run_cell import AgentCandidateBenchmarkCellRef
 from agent_interface.candidate.task_terms import (
     AgentCandidateBenchmarkGraderIdentity,
@@ -35,7 +39,6 @@ from agent_interface.candidate.task_terms import (
 )
 from agent_interface.core.canonical import (
     Sha256Digest,
-    is_canonical_json_value,
     is_well_formed_unicode,
 )
 from agent_interface.core.contract_limits import PositiveSafeInt, SafeInt, Utf16Length
@@ -125,7 +128,7 @@ class AgentCandidateBenchmarkTaskMaterial(WireModel):
                 ("datasetSnapshot", "byteLength"), "empty_dataset_snapshot",
                 "dataset snapshot provenance must contain bytes",
             )
-        if not issues and not is_canonical_json_value(self.to_wire()):
+        if not issues and not is_digestible(self):
             issues.add(
                 (), "non_canonical_json",
                 "candidate benchmark task must contain finite, acyclic canonical JSON",

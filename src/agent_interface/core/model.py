@@ -393,7 +393,8 @@ class WireAdapter(Generic[T]):
                 value, by_alias=True, by_name=False, context=_WIRE_CONTEXT
             )
         except ValidationError as exc:
-            raise self._refusal(exc, value) from None
+            # ``value`` is the document itself, even when it is a string.
+            raise contract_error_from_validation(exc, subject=self.name, document=value) from None
 
     def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
         document = data
