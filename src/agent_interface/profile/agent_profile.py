@@ -56,6 +56,8 @@ from agent_interface.profile.scalars import (
     NonEmptyString,
     PositiveInt,
     PositiveNumber,
+    ProfileJsonRecord,
+    ProfileRecord,
     _refuse,
 )
 
@@ -91,7 +93,7 @@ class AgentProfileModelHintsBase(WireModel):
     max_visible_output_tokens: PositiveInt | None = None
     max_reasoning_tokens: PositiveInt | None = None
     max_total_output_tokens: PositiveInt | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 def _token_bound_issues(
@@ -161,10 +163,10 @@ class AgentSubagentProfile(WireModel):
     description: str | None = None
     prompt: str | None = None
     model: str | None = None
-    tools: WireMap[bool] | None = None
-    permissions: WireMap[AgentProfilePermission] | None = None
+    tools: ProfileRecord[bool] | None = None
+    permissions: ProfileRecord[AgentProfilePermission] | None = None
     max_steps: JsNumber | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileHookCommand(WireModel):
@@ -179,9 +181,9 @@ class AgentProfileMode(WireModel):
     description: str | None = None
     model: str | None = None
     prompt: str | None = None
-    tools: WireMap[bool] | None = None
-    permissions: WireMap[AgentProfilePermission] | None = None
-    metadata: JsonObject | None = None
+    tools: ProfileRecord[bool] | None = None
+    permissions: ProfileRecord[AgentProfilePermission] | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileConfidential(WireModel):

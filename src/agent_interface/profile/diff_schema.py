@@ -9,16 +9,12 @@ axis) or a list of non-empty names. The functions that build, apply and prune di
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import AfterValidator
-from pydantic_core import PydanticCustomError
-
-from agent_interface.core.canonical import is_well_formed_unicode
-from agent_interface.core.model import JsonObject, WireList, WireModel
+from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.scalars import NonEmptyString, TrueOnly
+from agent_interface.profile.scalars import NonEmptyString, ProfileJsonRecord, TrueOnly
 
 __all__ = [
     "AgentProfileDiff",
@@ -89,15 +85,6 @@ class AgentProfileDiffSource(WireModel):
     notes: WireList[str] | None = None
 
 
-def _record_keys_well_formed(value: Any) -> Any:
-    for key in value:
-        if not is_well_formed_unicode(key):
-            raise PydanticCustomError(
-                "ill_formed_unicode", "record keys must contain valid Unicode"
-            )
-    return value
-
-
 class AgentProfileDiff(WireModel):
     """A portable profile improvement artifact (``agentProfileDiffSchema``)."""
 
@@ -110,7 +97,7 @@ class AgentProfileDiff(WireModel):
     set: AgentProfile | None = None
     """Overlay merged onto the base profile before ``remove`` runs."""
     remove: AgentProfileDiffRemoval | None = None
-    metadata: Annotated[JsonObject, AfterValidator(_record_keys_well_formed)] | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 register_wire_models(

@@ -175,8 +175,9 @@ def profile_materialization_requests(
     reference sorts them), and the axis root for an empty map or list, so an explicit request
     to clear an axis is not lost."""
     document = _wire(profile, stage)
+    # Axis and path are computed here, never caller input: construct without re-validation.
     return tuple(
-        AgentProfileMaterializationRequest(axis=axis, path=path)
+        AgentProfileMaterializationRequest.model_construct(axis=axis, path=path)
         for axis, root in _ROOTS.items()
         if (value := _read(document, root)) is not _ABSENT
         for path in _leaf_paths(value, list(root))

@@ -17,7 +17,6 @@ from agent_interface.core.contract_limits import (
     js_trim,
 )
 from agent_interface.core.model import (
-    JsonObject,
     WireList,
     WireModel,
 )
@@ -31,6 +30,7 @@ from agent_interface.profile.config import (
 )
 from agent_interface.profile.scalars import (
     FalseOnly,
+    ProfileJsonRecord,
     TrueOnly,
 )
 from agent_interface.profile.urls import parse_url
@@ -87,7 +87,7 @@ class AgentProfileLocalMcpServer(WireModel):
     env: AgentProfileEnvironment | None = None
     cwd: Annotated[str, AfterValidator(_check_cwd)] | None = None
     enabled: TrueOnly | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileRemoteMcpServer(WireModel):
@@ -97,14 +97,14 @@ class AgentProfileRemoteMcpServer(WireModel):
     url: Annotated[str, AfterValidator(_check_remote_url)]
     headers: AgentProfileHeaders | None = None
     enabled: TrueOnly | None = None
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 class AgentProfileDisabledMcpServer(WireModel):
     """A declared but disabled server: only ``enabled: false`` and ``metadata``."""
 
     enabled: FalseOnly
-    metadata: JsonObject | None = None
+    metadata: ProfileJsonRecord | None = None
 
 
 def _mcp_variant(value: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""TODO docstring: profile.merge (from profile.py)."""
+"""Overlaying one profile on another (``mergeAgentProfiles``): the overlay wins where it has a
+value, lists concatenate, records merge shallowly, appended prompts join."""
 
 from __future__ import annotations
 

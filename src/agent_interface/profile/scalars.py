@@ -12,7 +12,7 @@ form (absent optional fields are omitted, exactly as the reference drops ``undef
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NoReturn, TypeAlias
+from typing import Annotated, Any, Literal, NoReturn, TypeAlias, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -24,8 +24,10 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from agent_interface.core.canonical import (
     MAX_SAFE_INTEGER,
+    is_well_formed_unicode,
 )
 from agent_interface.core.model import (
+    JsonObject,
     WireMap,
 )
 from agent_interface.core.registry import register_wire_models
@@ -33,6 +35,8 @@ from agent_interface.core.registry import register_wire_models
 __all__ = [
     "AgentProfilePermission",
     "AgentProfilePermissionValue",
+    "ProfileJsonRecord",
+    "ProfileRecord",
 ]
 
 
@@ -128,10 +132,31 @@ NonEmptyString = Annotated[
 ]
 
 
+# -- records whose keys are data ---------------------------------------------------------------
+
+V = TypeVar("V")
+
+
+def _unicode_record_keys(value: Any) -> Any:
+    for key in value:
+        if not is_well_formed_unicode(key):
+            raise PydanticCustomError(
+                "ill_formed_unicode", "record keys must contain valid Unicode"
+            )
+    return value
+
+
+ProfileRecord = Annotated[WireMap[V], AfterValidator(_unicode_record_keys)]
+"""A profile record (the reference's own-property record): any well-formed Unicode key."""
+
+ProfileJsonRecord = Annotated[JsonObject, AfterValidator(_unicode_record_keys)]
+"""Free JSON object of a profile whose top-level keys must be well-formed Unicode."""
+
+
 # -- permissions, resources, prompt, model ---------------------------------------------------
 
 AgentProfilePermissionValue = Literal["allow", "deny", "ask"]
-AgentProfilePermission = AgentProfilePermissionValue | WireMap[AgentProfilePermissionValue]
+AgentProfilePermission = AgentProfilePermissionValue | ProfileRecord[AgentProfilePermissionValue]
 """One permission value, or a map of sub-capability -> value."""
 
 
