@@ -18,13 +18,11 @@ from agent_interface.candidate.improvement import (
     AgentProfileImprovementTask,
     top_level_record_digest,
 )
-from agent_interface.candidate.improvement_change import (
-    AgentProfileImprovementChangeStep,
-    changed_profile_improvement_surfaces,
-)
+from agent_interface.candidate.improvement_change import AgentProfileImprovementChangeStep
 from agent_interface.candidate.improvement_comparison import (
     AgentProfileImprovementMeasuredComparison,
 )
+from agent_interface.candidate.surfaces import changed_profile_improvement_surfaces
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import wire_adapter
 from agent_interface.core.registry import wire_schema

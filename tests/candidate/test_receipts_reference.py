@@ -1,9 +1,12 @@
 """Replays ``tests/golden/candidate-receipts-reference.jsonl.gz``: the documents the reference
 1.6.0 test suites of the outcome, receipt, limit, profile-improvement and promotion schemas
 pass to those schemas (and the records nested in the accepted ones), each with the
-reference's verdict and RFC 8785 digest. Covers schemas the shared conformance file lacks
-(settlement calls, repository states, terminations, memory and trace evidence, profile
-improvement tasks, suites, experiments, run cells and receipts)."""
+reference's verdict and RFC 8785 digest, plus the reference's verdicts on deterministic
+mutations of those (a key removed or added, a value of the wrong type, a lone surrogate, a
+control character, an overlong string, an unsafe, negative or fractional number; half of them
+re-signed so digest-verified records reach their other rules). Covers schemas the shared
+conformance file lacks (settlement calls, repository states, terminations, memory and trace
+evidence, profile improvement tasks, suites, experiments, run cells and receipts)."""
 
 from __future__ import annotations
 

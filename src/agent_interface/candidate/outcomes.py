@@ -10,16 +10,17 @@
 * :class:`AgentCandidateTaskOutcomeMaterial` is the captured result (a workspace change or a
   bounded typed output); :class:`AgentCandidateBenchmarkResultMaterial` is its grading.
 * Each ``*Evidence`` record binds its material to a captured artifact whose hash equals the
-  evidence digest. Like the reference, the schema does not recompute that digest from the
-  material: the integrity verifier that fetches the artifact does.
+  evidence digest. Like the reference, parsing does not recompute that digest from the
+  material; ``verify_digest()`` does (and ``seal()`` builds a record with it).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from agent_interface.candidate.artifacts import (
     AgentCandidateArtifactRef,
@@ -37,7 +38,7 @@ from agent_interface.candidate.task_terms import (
     AgentCandidateBenchmarkGraderIdentity,
     AgentCandidateResolvedModel,
 )
-from agent_interface.core.canonical import MAX_SAFE_INTEGER, Sha256Digest, is_canonical_json_value
+from agent_interface.core.canonical import MAX_SAFE_INTEGER, Sha256Digest
 from agent_interface.core.contract_limits import (
     NonNegativeSafeInt,
     PositiveSafeInt,
@@ -213,10 +214,38 @@ def refine_model_settlement(
         )
 
 
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
+_CANONICAL_CHECKED: set[type] = set()
+"""Model classes whose own validator already refused ill-formed text in their subtree."""
+
+
+def _ill_formed(value: object) -> bool:
+    kind = type(value)
+    if kind is str:
+        text: str = value  # type: ignore[assignment]
+        return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+    if kind in _SCALARS or kind in _CANONICAL_CHECKED:
+        return False
+    if isinstance(value, BaseModel):
+        return any(map(_ill_formed, value.__dict__.values())) or _ill_formed(
+            value.__pydantic_extra__ or {}
+        )
+    if isinstance(value, dict):
+        return any(_ill_formed(key) or _ill_formed(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(map(_ill_formed, value))
+    return False
+
+
 def refine_canonical(model: WireModel, issues: Refinement, what: str) -> None:
-    """Refuse a record holding a value RFC 8785 cannot serialize (a lone surrogate)."""
-    if not is_canonical_json_value(model.model_dump(by_alias=True)):
+    """Refuse a record holding text RFC 8785 cannot serialize (a lone surrogate), as the
+    reference's ``isCanonicalJsonValue`` does (numbers are already finite here). A nested
+    record that made the same check is not walked again."""
+    if any(map(_ill_formed, model.__dict__.values())) or _ill_formed(model.__pydantic_extra__ or {}):
         issues.add((), "canonical_json", f"{what} must contain only RFC 8785 JSON values")
+    else:
+        _CANONICAL_CHECKED.add(type(model))
 
 
 class AgentCandidateModelSettlementMaterial(WireModel):

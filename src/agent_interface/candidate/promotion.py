@@ -20,16 +20,16 @@ from pydantic_core import PydanticCustomError
 
 from agent_interface.candidate.experiment import AgentImprovementMeasuredComparison
 from agent_interface.candidate.improvement import AgentProfileImprovementExecutionRef
-from agent_interface.candidate.improvement_change import (
-    AgentImprovementSurface,
-    changed_profile_improvement_surfaces,
-)
 from agent_interface.candidate.improvement_comparison import (
     AgentProfileImprovementMeasuredComparison,
 )
 from agent_interface.candidate.measurement import CanonicalJsonObject
 from agent_interface.candidate.outcomes import refine_canonical
 from agent_interface.candidate.sealed import SealedRecord
+from agent_interface.candidate.surfaces import (
+    AgentImprovementSurface,
+    changed_profile_improvement_surfaces,
+)
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.contract_limits import IsoDatetime, Utf16Length
 from agent_interface.core.errors import Refinement
