@@ -29,11 +29,13 @@ TAG_KEYS = frozenset({"type", "kind", "status", "state", "outcome", "mode", "rol
 def recorded() -> dict[str, list[Any]]:
     """Every reference-accepted document in the golden files, by schema."""
     found: dict[str, list[Any]] = defaultdict(list)
-    with gzip.open(GOLDEN / "reference-1.6.0-documents.jsonl.gz", "rt", encoding="utf-8") as handle:
-        for line in handle:
-            case = json.loads(line)
-            if case["ok"]:
-                found[case["schema"]].append(case["value"])
+    # Every gzipped golden file of schema verdicts (``schema``, ``value``, ``ok`` per line).
+    for path in sorted(GOLDEN.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                case = json.loads(line)
+                if case.get("ok") is True and isinstance(case.get("schema"), str) and "value" in case:
+                    found[case["schema"]].append(case["value"])
     for path in sorted(GOLDEN.glob("*_parity.jsonl")):
         with path.open(encoding="utf-8") as handle:
             for line in handle:
