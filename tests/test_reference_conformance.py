@@ -69,3 +69,7 @@ def test_schema_agrees_with_reference(name: str) -> None:
         if ok != case["ok"] or (ok and digest != case["digest"]):
             disagreements.append((index, case["ok"], ok, case.get("paths"), case["digest"], digest))
     assert not disagreements, f"{len(disagreements)} of {len(LINES[name])}: {disagreements[:5]}"
+
+
+def test_every_schema_of_the_reference_documents_is_registered() -> None:
+    assert sorted(name for name in LINES if name not in SCHEMAS) == []

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.model import wire_adapter
 from agent_interface.core.registry import _TYPES as REGISTERED
+from agent_interface.core.registry import wire_schema, wire_schemas
 from agent_interface.durable.certified_context import (
     CertifiedContext,
     CertifiedContextEntry,
@@ -201,9 +202,17 @@ def test_serialized_size_is_capped() -> None:
 
 
 def test_registered_names() -> None:
-    for name in ("certifiedContext", "certifiedContextEntry", "certifiedContextDelivery", "certifiedContextProvenance"):
+    # Registered with the first letter upper-case, like every export name in the registry.
+    for name in ("CertifiedContext", "CertifiedContextEntry", "CertifiedContextDelivery", "CertifiedContextProvenance"):
         assert wire_adapter(REGISTERED[name], name).json_schema()
-    assert REGISTERED["certifiedContext"] is CertifiedContext
+    assert REGISTERED["CertifiedContext"] is CertifiedContext
+
+
+def test_the_reference_spelling_finds_the_schema() -> None:
+    assert wire_schema("certifiedContext").type is CertifiedContext
+    assert "certifiedContext" in wire_schemas()
+    with pytest.raises(KeyError):
+        wire_schema("certifiedcontext")
 
 
 def test_version_accepts_an_integral_float_like_zod() -> None:

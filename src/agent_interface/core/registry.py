@@ -66,8 +66,15 @@ def _load_all() -> None:
     _loaded = True
 
 
+def export_name(name: str) -> str:
+    """The registry name for a reference export name: its first letter upper-case, so the
+    reference's own spelling (``certifiedContext``, ``agentProfile``) finds its schema."""
+    return name[:1].upper() + name[1:]
+
+
 def _registered_type(name: str) -> Any:
     """The type registered as ``name``, importing only its module when the index knows it."""
+    name = export_name(name)
     tp = _TYPES.get(name)
     if tp is not None:
         return tp
@@ -94,7 +101,7 @@ def wire_schema(name: str) -> WireAdapter[Any]:
     """
     from agent_interface.core.model import wire_adapter
 
-    return wire_adapter(_registered_type(name), name)
+    return wire_adapter(_registered_type(name), export_name(name))
 
 
 def wire_schema_names() -> tuple[str, ...]:
@@ -111,9 +118,9 @@ class _Schemas(Mapping[str, "WireAdapter[Any]"]):
         self._known = frozenset(names)
 
     def __getitem__(self, name: str) -> WireAdapter[Any]:
-        if name not in self._known:
+        if name not in self:
             raise KeyError(name)
-        return wire_schema(name)
+        return wire_schema(export_name(name))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names)
@@ -122,7 +129,7 @@ class _Schemas(Mapping[str, "WireAdapter[Any]"]):
         return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._known
+        return isinstance(name, str) and export_name(name) in self._known
 
 
 def wire_schemas() -> Mapping[str, WireAdapter[Any]]:

@@ -268,8 +268,8 @@ def parse_certified_context(value: bytes | str | Mapping[str, Any]) -> Certified
 
 # The reference exports these schemas in lower camel case (``certifiedContextSchema``).
 register_wire_models(
-    certifiedContextDelivery=CertifiedContextDelivery,
-    certifiedContextProvenance=CertifiedContextProvenance,
-    certifiedContextEntry=CertifiedContextEntry,
-    certifiedContext=CertifiedContext,
+    CertifiedContextDelivery=CertifiedContextDelivery,
+    CertifiedContextProvenance=CertifiedContextProvenance,
+    CertifiedContextEntry=CertifiedContextEntry,
+    CertifiedContext=CertifiedContext,
 )

@@ -140,8 +140,8 @@ register_document_hook(
 )
 register_document_hook("InteractionRequest", _sealed("requestDigest", _request, without=("requestDigest",)))
 register_document_hook("InteractionResponseCommand", _seal_response_command)
-register_document_hook("certifiedContextEntry", _seal_certified_entry)
-register_document_hook("certifiedContext", _seal_certified_context)
+register_document_hook("CertifiedContextEntry", _seal_certified_entry)
+register_document_hook("CertifiedContext", _seal_certified_context)
 
 
 def _digest(rng: random.Random) -> str:
