@@ -74,7 +74,6 @@ if TYPE_CHECKING:
         duplicate_value_issues as duplicate_value_issues,
         is_obviously_private_hostname as is_obviously_private_hostname,
         is_public_config_value as is_public_config_value,
-        is_safe_executable as is_safe_executable,
         relative_path as relative_path,
         same_git_object_format as same_git_object_format,
     )
@@ -755,6 +754,7 @@ if TYPE_CHECKING:
         define_agent_profile_public_config as define_agent_profile_public_config,
         define_agent_profile_secret_ref as define_agent_profile_secret_ref,
         is_credential_bearing_profile_config_name as is_credential_bearing_profile_config_name,
+        is_safe_executable as is_safe_executable,
         looks_like_credential as looks_like_credential,
     )
     from .profile.diff import (
@@ -1250,7 +1250,6 @@ _EXPORTS: dict[str, str] = {
     "duplicate_value_issues": "candidate.common",
     "is_obviously_private_hostname": "candidate.common",
     "is_public_config_value": "candidate.common",
-    "is_safe_executable": "candidate.common",
     "relative_path": "candidate.common",
     "same_git_object_format": "candidate.common",
     "is_digestible": "candidate.digests",
@@ -1803,6 +1802,7 @@ _EXPORTS: dict[str, str] = {
     "define_agent_profile_public_config": "profile.config",
     "define_agent_profile_secret_ref": "profile.config",
     "is_credential_bearing_profile_config_name": "profile.config",
+    "is_safe_executable": "profile.config",
     "looks_like_credential": "profile.config",
     "AGENT_PROFILE_DIFF_AXES": "profile.diff",
     "AgentProfileDiffAxis": "profile.diff",

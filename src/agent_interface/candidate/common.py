@@ -33,6 +33,7 @@ from agent_interface.core.model import FrozenDict, WireMap, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.config import (
     is_credential_bearing_profile_config_name,
+    is_safe_executable,
     looks_like_credential,
 )
 from agent_interface.profile.urls import parse_url
@@ -162,21 +163,6 @@ def relative_path(*, allow_dot: bool, code: str, message: str) -> Any:
     return AfterValidator(check)
 
 
-_EXECUTABLE_RE: Final = re.compile(r"[A-Za-z0-9._+/-]+")
-_SHELL_NAMES: Final = frozenset({"sh", "bash", "zsh", "fish", "cmd", "cmd.exe", "powershell", "pwsh"})
-
-
-def is_safe_executable(value: str) -> bool:
-    """``isSafeExecutable``: a bare or absolute command of ``[A-Za-z0-9._+/-]`` whose
-    segments are not empty, ``.`` or ``..`` and whose name is not a shell."""
-    if not _EXECUTABLE_RE.fullmatch(value):
-        return False
-    parts = value.split("/")
-    if value.startswith("/"):
-        parts = parts[1:]
-    if not parts or any(part in ("", ".", "..") for part in parts):
-        return False
-    return parts[-1].lower() not in _SHELL_NAMES
 
 
 def _safe_executable(value: str) -> str:

@@ -41,6 +41,7 @@ __all__ = [
     "define_agent_profile_public_config",
     "define_agent_profile_secret_ref",
     "is_credential_bearing_profile_config_name",
+    "is_safe_executable",
     "looks_like_credential",
 ]
 
@@ -86,8 +87,11 @@ def looks_like_credential(value: str) -> bool:
     return any(_SECRET_NAME.search(name) for name in url.query_names())
 
 
-def _is_safe_executable(value: str) -> bool:
-    if value == "" or not _EXECUTABLE.fullmatch(value):
+def is_safe_executable(value: str) -> bool:
+    """``isSafeExecutable``: a bare or absolute command of ``[A-Za-z0-9._+/-]`` whose
+    segments are not empty, ``.`` or ``..`` and whose name is not a shell. Profiles and
+    candidate bundles share this rule."""
+    if not _EXECUTABLE.fullmatch(value):
         return False
     parts = value.split("/")
     if value.startswith("/"):

@@ -27,7 +27,7 @@ from agent_interface.profile.config import (
     AgentProfileConfigValue,
     AgentProfileEnvironment,
     AgentProfileHeaders,
-    _is_safe_executable,
+    is_safe_executable,
     looks_like_credential,
 )
 from agent_interface.profile.scalars import (
@@ -51,7 +51,7 @@ __all__ = [
 def _check_command(value: str) -> str:
     if js_trim(value) == "":
         raise PydanticCustomError("blank_value", "value cannot be blank")
-    if not _is_safe_executable(value):
+    if not is_safe_executable(value):
         raise PydanticCustomError(
             "unsafe_executable", "local MCP command must be a canonical public executable"
         )
