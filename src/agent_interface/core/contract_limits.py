@@ -28,6 +28,7 @@ from agent_interface.core.canonical import (
     is_well_formed_unicode,
 )
 from agent_interface.core.errors import ContractError
+from agent_interface.core.fast_schema import FAST_TEXT_LIMIT, Derivation, core_equivalent
 from agent_interface.core.model import (
     FrozenDict,
     free_json_validator,
@@ -138,6 +139,36 @@ class Utf16Length:
         return result
 
 
+def _plain_str(node: dict[str, Any]) -> bool:
+    return set(node["schema"]) <= {"type", "strict"} and node["schema"]["type"] == "str"
+
+
+def _code_points_or_exact(
+    owner: Utf16Length, node: dict[str, Any], pattern: str | None = None
+) -> dict[str, Any] | None:
+    """A string has at least as many UTF-16 code units as code points and at most twice
+    as many: within these code-point bounds the UTF-16 bounds hold, checked in the core.
+    Other strings take ``node`` itself, the exact count in Python."""
+    fast: dict[str, Any] = dict(core_schema.str_schema(
+        pattern=pattern,
+        min_length=owner.min or None,
+        max_length=None if owner.max is None else owner.max // 2,
+        strict=True,
+    ))
+    if not _plain_str(node):  # a checked string type: its checks first, then the bounds
+        fast = dict(core_schema.chain_schema([node["schema"], fast]))
+    if owner.max is None and owner.min <= 1:
+        return fast
+    return dict(core_schema.union_schema([fast, node], mode="left_to_right"))
+
+
+@core_equivalent(Utf16Length.check)
+def _utf16_length_in_core(
+    owner: Utf16Length, node: dict[str, Any], _derivation: Derivation
+) -> dict[str, Any] | None:
+    return _code_points_or_exact(owner, node)
+
+
 def integral_float_to_int(value: Any) -> Any:
     """Read an integral float as an int, as zod's ``.int()`` does (JSON ``5.0`` is 5).
 
@@ -148,6 +179,12 @@ def integral_float_to_int(value: Any) -> Any:
     if type(value) is float and value.is_integer():
         return int(value)
     return value
+
+
+@core_equivalent(integral_float_to_int)
+def _integer_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    schema: dict[str, Any] = node["schema"]  # a float, even an integral one, takes the precise path
+    return schema
 
 
 # The bounds come before the float-reading validator so pydantic-core checks them itself.
@@ -198,6 +235,25 @@ class _IdentifierBounds(Utf16Length):
                 "identifier_whitespace", "identifier cannot have outer whitespace"
             )
         return value
+
+
+def _class_of(characters: str) -> str:
+    # Written so that both Python's and Rust's regex engines read it the same way.
+    return "".join(
+        f"\\x{ord(char):02X}" if ord(char) < 0x21 else char for char in characters
+    )
+
+
+_NO_OUTER_WHITESPACE: Final = (
+    f"^[^{_class_of(JS_WHITESPACE)}](?s:.*[^{_class_of(JS_WHITESPACE)}])?$"
+)
+
+
+@core_equivalent(_IdentifierBounds.check)
+def _identifier_in_core(
+    owner: _IdentifierBounds, node: dict[str, Any], _derivation: Derivation
+) -> dict[str, Any] | None:
+    return _code_points_or_exact(owner, node, _NO_OUTER_WHITESPACE)
 
 
 BoundedIdentifier = Annotated[str, _IdentifierBounds(max=CONTRACT_MAX_IDENTIFIER_LENGTH, min=1)]
@@ -357,10 +413,76 @@ def _check_bounded(value: Any) -> Any:
         ) from None
 
 
+_BOUNDED_REF: Final = "agent_interface.bounded_json"
+
+
+def _bounded_json_levels() -> list[core_schema.CoreSchema]:
+    """Bounded JSON as core schemas, one definition per depth. Only for texts of at most
+    ``FAST_TEXT_LIMIT`` characters: those cannot exceed the node limit, nor hold a string
+    longer than the string bound; a key of at most half the key bound in code points is
+    within it."""
+    assert FAST_TEXT_LIMIT <= CONTRACT_MAX_JSON_NODES
+    assert FAST_TEXT_LIMIT * 2 <= CONTRACT_MAX_STRING_LENGTH
+    levels: list[core_schema.CoreSchema] = []
+    for depth in range(CONTRACT_MAX_JSON_DEPTH + 1):
+        # Containers first: a container failing a scalar choice costs far more than a
+        # scalar failing a container choice.
+        choices: list[Any] = []
+        if depth < CONTRACT_MAX_JSON_DEPTH:
+            member = core_schema.definition_reference_schema(f"{_BOUNDED_REF}.{depth + 1}")
+            choices.append(_bounded_object(member))
+            choices.append(core_schema.tuple_schema(
+                [member], variadic_item_index=0, max_length=CONTRACT_MAX_ARRAY_LENGTH,
+                strict=True,
+            ))
+        choices += [
+            core_schema.str_schema(strict=True),
+            core_schema.int_schema(strict=True),
+            core_schema.bool_schema(strict=True),
+            core_schema.none_schema(),
+            core_schema.float_schema(allow_inf_nan=False, strict=True),
+        ]
+        levels.append(core_schema.union_schema(
+            choices, mode="left_to_right", ref=f"{_BOUNDED_REF}.{depth}"
+        ))
+    levels.append(_bounded_object(
+        core_schema.definition_reference_schema(f"{_BOUNDED_REF}.1"),
+        ref=f"{_BOUNDED_REF}.record",
+    ))
+    return levels
+
+
+def _bounded_object(
+    member: core_schema.CoreSchema, ref: str | None = None
+) -> core_schema.CoreSchema:
+    return core_schema.no_info_after_validator_function(
+        FrozenDict,
+        core_schema.dict_schema(
+            core_schema.str_schema(max_length=CONTRACT_MAX_IDENTIFIER_LENGTH // 2, strict=True),
+            member, max_length=CONTRACT_MAX_MAP_ENTRIES, strict=True,
+        ),
+        ref=ref,
+    )
+
+
+@core_equivalent(_check_bounded)
+def _bounded_in_core(_owner: Any, _node: dict[str, Any], derivation: Derivation) -> dict[str, Any]:
+    derivation.define(f"{_BOUNDED_REF}.0", _bounded_json_levels)
+    return dict(core_schema.definition_reference_schema(f"{_BOUNDED_REF}.0"))
+
+
 def _check_bounded_record(value: Any) -> Any:
     if not isinstance(value, dict):
         raise PydanticCustomError("json_object", "value must be a JSON object")
     return _check_bounded(value)
+
+
+@core_equivalent(_check_bounded_record)
+def _bounded_record_in_core(
+    _owner: Any, _node: dict[str, Any], derivation: Derivation
+) -> dict[str, Any]:
+    derivation.define(f"{_BOUNDED_REF}.0", _bounded_json_levels)
+    return dict(core_schema.definition_reference_schema(f"{_BOUNDED_REF}.record"))
 
 
 BoundedJson = Annotated[

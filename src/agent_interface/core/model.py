@@ -35,7 +35,7 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
 
 from agent_interface.core.canonical import (
     canonical_bytes,
@@ -45,6 +45,13 @@ from agent_interface.core.errors import (
     ContractError,
     ContractIssue,
     contract_error_from_validation,
+)
+from agent_interface.core.fast_schema import (
+    FAST_TEXT_LIMIT,
+    Derivation,
+    core_equivalent,
+    derive_fast_validator,
+    may_accept_null,
 )
 from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
 
@@ -156,8 +163,21 @@ def _integral_number(value: Any) -> Any:
     return value
 
 
+@core_equivalent(_integral_number)
+def _integer_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    schema: dict[str, Any] = node["schema"]  # a float, even an integral one, takes the precise path
+    return schema
+
+
 WireInt = Annotated[int, BeforeValidator(_integral_number)]
 """An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
+
+@core_equivalent(_as_tuple)
+def _tuple_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    # A JSON array is read as a tuple by the inner schema itself.
+    schema: dict[str, Any] = node["schema"]
+    return schema
+
 
 class _ListAsTuple:
     """Python input may give a list for a tuple; JSON arrays are read as tuples directly.
@@ -182,6 +202,12 @@ class _ListAsTuple:
 
 WireList = Annotated[tuple[T, ...], _ListAsTuple()]
 """A JSON array held as a tuple. Lists are accepted on input."""
+
+@core_equivalent(_as_frozen_dict)
+def _frozen_dict_call(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    # From JSON the dict is always a plain one: the class is called without a Python frame.
+    return {**node, "function": {"type": "no-info", "function": FrozenDict}}
+
 
 WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
 """A JSON object with arbitrary string keys, held as a :class:`FrozenDict`."""
@@ -219,6 +245,51 @@ def _check_json_object(value: Any) -> Any:
     if not isinstance(value, dict):
         raise PydanticCustomError("json_object", "value must be a JSON object")
     return _check_json(value)
+
+
+_JSON_REF = "agent_interface.json"
+
+
+def _json_definitions() -> list[core_schema.CoreSchema]:
+    """Free JSON as a recursive core schema, for JSON text only: pydantic-core's parser
+    refuses nesting deeper than its recursion limit, below ``_MAX_JSON_DEPTH``, and it
+    never yields a non-string key. Containers come first (see ``contract_limits``)."""
+    member = core_schema.definition_reference_schema(_JSON_REF)
+    value = core_schema.union_schema(
+        [
+            _json_object(member),
+            core_schema.tuple_schema([member], variadic_item_index=0, strict=True),
+            core_schema.str_schema(strict=True),
+            core_schema.int_schema(strict=True),
+            core_schema.bool_schema(strict=True),
+            core_schema.none_schema(),
+            core_schema.float_schema(allow_inf_nan=False, strict=True),
+        ],
+        mode="left_to_right",
+        ref=_JSON_REF,
+    )
+    return [value, _json_object(member, ref=f"{_JSON_REF}.object")]
+
+
+def _json_object(member: core_schema.CoreSchema, ref: str | None = None) -> core_schema.CoreSchema:
+    return core_schema.no_info_after_validator_function(
+        FrozenDict, core_schema.dict_schema(core_schema.str_schema(strict=True), member, strict=True),
+        ref=ref,
+    )
+
+
+@core_equivalent(_check_json)
+def _json_in_core(_owner: Any, _node: dict[str, Any], derivation: Derivation) -> dict[str, Any]:
+    derivation.define(_JSON_REF, _json_definitions)
+    return dict(core_schema.definition_reference_schema(_JSON_REF))
+
+
+@core_equivalent(_check_json_object)
+def _json_object_in_core(
+    _owner: Any, _node: dict[str, Any], derivation: Derivation
+) -> dict[str, Any]:
+    derivation.define(_JSON_REF, _json_definitions)
+    return dict(core_schema.definition_reference_schema(f"{_JSON_REF}.object"))
 
 
 def _thaw_for_wire(value: Any) -> Any:
@@ -280,6 +351,17 @@ def _refuse_null_on_wire(value: Any, info: ValidationInfo) -> Any:
 
 
 _REFUSE_NULL_ON_WIRE = AfterValidator(_refuse_null_on_wire)
+
+
+@core_equivalent(_refuse_null_on_wire)
+def _without_null(_owner: Any, node: dict[str, Any], derivation: Derivation) -> dict[str, Any] | None:
+    # The wire refuses null here: drop the nullable wrapper, so null is refused in the core.
+    inner = node["schema"]
+    definitions = {**derivation.known, **derivation.definitions}
+    if inner["type"] != "nullable" or may_accept_null(inner["schema"], definitions):
+        return None
+    schema: dict[str, Any] = inner["schema"]
+    return schema
 
 
 class WireModel(BaseModel):
@@ -399,6 +481,7 @@ def from_json_text(info: ValidationInfo) -> bool:
     return info.context is _WIRE_TEXT_CONTEXT
 
 _ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
+_FAST_CONFIG = core_schema.CoreConfig(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
 
 
 class WireAdapter(Generic[T]):
@@ -407,6 +490,7 @@ class WireAdapter(Generic[T]):
     def __init__(self, tp: Any, name: str | None = None) -> None:
         self.type = tp
         self.name = name or getattr(tp, "__name__", repr(tp))
+        self._text_seen = False
 
     @cached_property
     def adapter(self) -> TypeAdapter[T]:
@@ -418,8 +502,29 @@ class WireAdapter(Generic[T]):
         # same strictness as WireModel.
         return TypeAdapter(tp, config=_ADAPTER_CONFIG)
 
+    @cached_property
+    def fast_validator(self) -> SchemaValidator | None:
+        """The validator derived for small JSON texts (``core.fast_schema``), or None."""
+        adapter = self.adapter
+        adapter.rebuild()  # a deferred model's schema is built here (a no-op once built)
+        return derive_fast_validator(adapter.core_schema, _FAST_CONFIG)
+
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
+        kind = type(data)
+        if (kind is bytes or kind is str) and len(data) <= FAST_TEXT_LIMIT:
+            # From the second text on: a process that validates one document does not
+            # pay for deriving the second validator.
+            fast = self.fast_validator if self._text_seen else None
+            self._text_seen = True
+            if fast is not None:
+                try:
+                    value: T = fast.validate_json(
+                        data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
+                    )
+                    return value
+                except ValidationError:
+                    pass  # the precise validator decides, and names the refusal
         try:
             if isinstance(data, (bytes, bytearray, str)):
                 return self.adapter.validate_json(

@@ -12,12 +12,13 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
     MAX_SAFE_INTEGER,
     is_well_formed_unicode,
 )
+from agent_interface.core.fast_schema import Derivation, core_equivalent
 from agent_interface.core.model import (
     JsonObject,
     WireMap,
@@ -65,6 +66,12 @@ def _positive_int(value: Any) -> Any:
     return value
 
 
+@core_equivalent(_positive_int)
+def _positive_int_in_core(_owner: Any, _node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    # A float, even an integral one, takes the precise path.
+    return dict(core_schema.int_schema(gt=0, le=MAX_SAFE_INTEGER, strict=True))
+
+
 PositiveInt = Annotated[
     int, BeforeValidator(_positive_int), WithJsonSchema({"type": "integer", "exclusiveMinimum": 0})
 ]
@@ -106,6 +113,13 @@ def _exactly(expected: bool) -> Any:
             )
         return value
 
+    @core_equivalent(check)
+    def in_core(_owner: Any, _node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+        # The literal alone would take 1 for true: the strict boolean comes first.
+        return dict(core_schema.chain_schema([
+            core_schema.bool_schema(strict=True), core_schema.literal_schema([expected])
+        ]))
+
     return AfterValidator(check)
 
 
@@ -117,6 +131,16 @@ def _non_empty(value: str) -> str:
     if value == "":
         raise PydanticCustomError("string_too_short", "string must not be empty")
     return value
+
+
+@core_equivalent(_non_empty)
+def _non_empty_in_core(
+    _owner: Any, node: dict[str, Any], _derivation: Derivation
+) -> dict[str, Any] | None:
+    inner = node["schema"]
+    if inner["type"] != "str":
+        return None
+    return {**inner, "min_length": max(1, inner.get("min_length", 0))}
 
 
 NonEmptyString = Annotated[
@@ -136,6 +160,13 @@ def _unicode_record_keys(value: Any) -> Any:
                 "ill_formed_unicode", "record keys must contain valid Unicode"
             )
     return value
+
+
+@core_equivalent(_unicode_record_keys)
+def _keys_from_json(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    # JSON text never yields an ill-formed key: pydantic-core's parser refuses lone surrogates.
+    schema: dict[str, Any] = node["schema"]
+    return schema
 
 
 ProfileRecord = Annotated[WireMap[V], AfterValidator(_unicode_record_keys)]
