@@ -523,22 +523,32 @@ class WireAdapter(Generic[T]):
                         data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
                     )
                     return value
-                except ValidationError:
-                    pass  # the precise validator decides, and names the refusal
-        try:
-            if isinstance(data, (bytes, bytearray, str)):
-                return self.adapter.validate_json(
-                    data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
+                except ValidationError as exc:
+                    # Both validators read the text with the same parser: text it cannot
+                    # read needs no second reading. Any other refusal is left to the
+                    # precise validator, which names it.
+                    if _unreadable(exc):
+                        return self._unreadable_text(exc, data)
+        if not isinstance(data, (bytes, bytearray, str)):
+            try:
+                return self.adapter.validate_python(
+                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
                 )
-            return self.adapter.validate_python(
-                data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+            except ValidationError as exc:
+                raise self._refusal(exc, data) from None
+        try:
+            return self.adapter.validate_json(
+                data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
             )
         except ValidationError as exc:
-            if isinstance(data, (bytes, bytearray, str)):
-                value = reparse_lone_surrogates(data)
-                if value is not NOT_JSON:
-                    return self.parse_value(value)
-            raise self._refusal(exc, data) from None
+            return self._unreadable_text(exc, data)
+
+    def _unreadable_text(self, exc: ValidationError, data: bytes | bytearray | str) -> T:
+        # JSON.parse reads a lone-surrogate escape that pydantic-core's parser refuses.
+        value = reparse_lone_surrogates(data)
+        if value is not NOT_JSON:
+            return self.parse_value(value)
+        raise self._refusal(exc, data) from None
 
     def parse_value(self, value: Any) -> T:
         """Validate an already-parsed JSON value, even a bare string (``parse`` reads a
@@ -568,6 +578,15 @@ class WireAdapter(Generic[T]):
 
     def json_schema(self) -> dict[str, Any]:
         return self.adapter.json_schema(by_alias=True)
+
+
+def _unreadable(exc: ValidationError) -> bool:
+    """True when ``exc`` refuses the JSON text itself, not a value in it."""
+    if exc.error_count() != 1:
+        return False
+    return exc.errors(include_url=False, include_context=False, include_input=False)[0][
+        "type"
+    ] == "json_invalid"
 
 
 @cache
