@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
-from ada_url import URL
+from ada_url import parse_url as _ada_parse
 
 __all__ = [
     "ParsedUrl",
@@ -44,19 +44,26 @@ class ParsedUrl:
 
 def _usv_string(value: str) -> str:
     # WebIDL USVString conversion: each lone surrogate becomes U+FFFD.
+    if value.isascii():
+        return value
     return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+_ATTRIBUTES = ("protocol", "username", "password", "hostname", "search")
 
 
 def parse_url(value: str) -> ParsedUrl | None:
     """Parse like ``new URL(value)`` (no base); ``None`` where it would throw."""
+    if ":" not in value:
+        return None  # without a base a URL needs a scheme, and a scheme ends at a colon
     try:
-        url = URL(_usv_string(value))
+        url = _ada_parse(_usv_string(value), attributes=_ATTRIBUTES)
     except ValueError:
         return None
     return ParsedUrl(
-        scheme=url.protocol[:-1],
-        username=url.username,
-        password=url.password,
-        hostname=url.hostname,
-        query=url.search[1:],
+        scheme=url["protocol"][:-1],
+        username=url["username"],
+        password=url["password"],
+        hostname=url["hostname"],
+        query=url["search"][1:],
     )
