@@ -28,10 +28,16 @@ from agent_interface.core.canonical import (
     is_well_formed_unicode,
 )
 from agent_interface.core.errors import ContractError
-from agent_interface.core.fast_schema import FAST_TEXT_LIMIT, Derivation, core_equivalent
+from agent_interface.core.fast_schema import (
+    FAST_TEXT_LIMIT,
+    Derivation,
+    core_equivalent,
+    json_value_schema,
+)
 from agent_interface.core.model import (
     FrozenDict,
     free_json_validator,
+    frozen_object_schema,
     thaw,
 )
 
@@ -425,25 +431,12 @@ def _bounded_json_levels() -> list[core_schema.CoreSchema]:
     assert FAST_TEXT_LIMIT * 2 <= CONTRACT_MAX_STRING_LENGTH
     levels: list[core_schema.CoreSchema] = []
     for depth in range(CONTRACT_MAX_JSON_DEPTH + 1):
-        # Containers first: a container failing a scalar choice costs far more than a
-        # scalar failing a container choice.
-        choices: list[Any] = []
+        containers: list[Any] = []
         if depth < CONTRACT_MAX_JSON_DEPTH:
             member = core_schema.definition_reference_schema(f"{_BOUNDED_REF}.{depth + 1}")
-            choices.append(_bounded_object(member))
-            choices.append(core_schema.tuple_schema(
-                [member], variadic_item_index=0, max_length=CONTRACT_MAX_ARRAY_LENGTH,
-                strict=True,
-            ))
-        choices += [
-            core_schema.str_schema(strict=True),
-            core_schema.int_schema(strict=True),
-            core_schema.bool_schema(strict=True),
-            core_schema.none_schema(),
-            core_schema.float_schema(allow_inf_nan=False, strict=True),
-        ]
-        levels.append(core_schema.union_schema(
-            choices, mode="left_to_right", ref=f"{_BOUNDED_REF}.{depth}"
+            containers = [_bounded_object(member), member]
+        levels.append(json_value_schema(
+            containers, ref=f"{_BOUNDED_REF}.{depth}", max_items=CONTRACT_MAX_ARRAY_LENGTH
         ))
     levels.append(_bounded_object(
         core_schema.definition_reference_schema(f"{_BOUNDED_REF}.1"),
@@ -455,13 +448,9 @@ def _bounded_json_levels() -> list[core_schema.CoreSchema]:
 def _bounded_object(
     member: core_schema.CoreSchema, ref: str | None = None
 ) -> core_schema.CoreSchema:
-    return core_schema.no_info_after_validator_function(
-        FrozenDict,
-        core_schema.dict_schema(
-            core_schema.str_schema(max_length=CONTRACT_MAX_IDENTIFIER_LENGTH // 2, strict=True),
-            member, max_length=CONTRACT_MAX_MAP_ENTRIES, strict=True,
-        ),
-        ref=ref,
+    return frozen_object_schema(
+        member, max_key_length=CONTRACT_MAX_IDENTIFIER_LENGTH // 2,
+        max_entries=CONTRACT_MAX_MAP_ENTRIES, ref=ref,
     )
 
 

@@ -196,6 +196,28 @@ def derive_fast_validator(
     return SchemaValidator(derived, config)
 
 
+def json_value_schema(
+    containers: list[Any], *, ref: str, max_items: int | None = None
+) -> core_schema.CoreSchema:
+    """One JSON value read from JSON text: ``containers`` (an object schema and the array
+    member schema, or nothing at the deepest level) are tried first, because a container
+    failing a scalar choice costs far more than a scalar failing a container choice."""
+    choices: list[Any] = []
+    if containers:
+        frozen_object, member = containers
+        choices += [frozen_object, core_schema.tuple_schema(
+            [member], variadic_item_index=0, max_length=max_items, strict=True
+        )]
+    choices += [
+        core_schema.str_schema(strict=True),
+        core_schema.int_schema(strict=True),
+        core_schema.bool_schema(strict=True),
+        core_schema.none_schema(),
+        core_schema.float_schema(allow_inf_nan=False, strict=True),
+    ]
+    return core_schema.union_schema(choices, mode="left_to_right", ref=ref)
+
+
 _NEVER_NULL: Final = frozenset(
     {"str", "int", "float", "bool", "model", "list", "tuple", "set", "frozenset", "dict",
      "tagged-union", "dataclass", "typed-dict"}

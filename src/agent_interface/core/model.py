@@ -51,6 +51,7 @@ from agent_interface.core.fast_schema import (
     Derivation,
     core_equivalent,
     derive_fast_validator,
+    json_value_schema,
     may_accept_null,
 )
 from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
@@ -253,27 +254,26 @@ _JSON_REF = "agent_interface.json"
 def _json_definitions() -> list[core_schema.CoreSchema]:
     """Free JSON as a recursive core schema, for JSON text only: pydantic-core's parser
     refuses nesting deeper than its recursion limit, below ``_MAX_JSON_DEPTH``, and it
-    never yields a non-string key. Containers come first (see ``contract_limits``)."""
+    never yields a non-string key."""
     member = core_schema.definition_reference_schema(_JSON_REF)
-    value = core_schema.union_schema(
-        [
-            _json_object(member),
-            core_schema.tuple_schema([member], variadic_item_index=0, strict=True),
-            core_schema.str_schema(strict=True),
-            core_schema.int_schema(strict=True),
-            core_schema.bool_schema(strict=True),
-            core_schema.none_schema(),
-            core_schema.float_schema(allow_inf_nan=False, strict=True),
-        ],
-        mode="left_to_right",
-        ref=_JSON_REF,
-    )
-    return [value, _json_object(member, ref=f"{_JSON_REF}.object")]
+    return [
+        json_value_schema([frozen_object_schema(member), member], ref=_JSON_REF),
+        frozen_object_schema(member, ref=f"{_JSON_REF}.object"),
+    ]
 
 
-def _json_object(member: core_schema.CoreSchema, ref: str | None = None) -> core_schema.CoreSchema:
+def frozen_object_schema(
+    member: core_schema.CoreSchema,
+    *,
+    max_key_length: int | None = None,
+    max_entries: int | None = None,
+    ref: str | None = None,
+) -> core_schema.CoreSchema:
+    """A JSON object of ``member`` values as a core schema, held as a :class:`FrozenDict`."""
+    keys = core_schema.str_schema(max_length=max_key_length, strict=True)
     return core_schema.no_info_after_validator_function(
-        FrozenDict, core_schema.dict_schema(core_schema.str_schema(strict=True), member, strict=True),
+        FrozenDict,
+        core_schema.dict_schema(keys, member, max_length=max_entries, strict=True),
         ref=ref,
     )
 
