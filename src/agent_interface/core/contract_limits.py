@@ -375,7 +375,10 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         for item in value:
             member = type(item)
             if member is str:
-                items.append(_string_within_bounds(item))
+                # Inline (a call per string is most of the walk): UTF-16 length <= 2 * len().
+                if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
+                    _string_within_bounds(item)
+                items.append(item)
             elif member is int or member is bool or item is None:
                 items.append(item)
             else:
@@ -399,7 +402,9 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
                 )
             member = type(item)
             if member is str:
-                frozen[key] = _string_within_bounds(item)
+                if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
+                    _string_within_bounds(item)
+                frozen[key] = item
             elif member is int or member is bool or item is None:
                 frozen[key] = item
             else:

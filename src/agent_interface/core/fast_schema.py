@@ -201,12 +201,17 @@ def json_value_schema(
 ) -> core_schema.CoreSchema:
     """One JSON value read from JSON text: ``containers`` (an object schema and the array
     member schema, or nothing at the deepest level) are tried first, because a container
-    failing a scalar choice costs far more than a scalar failing a container choice."""
+    failing a scalar choice costs in proportion to its size (pydantic-core copies the
+    refused input into the error), a scalar failing a container choice only a little.
+    Measured in instructions (callgrind) against a Python walk over the parsed value: about
+    1.5x faster on objects of scalars, 2.5x on deep objects, but 2.6x slower on long arrays
+    of numbers, where every member fails two choices first."""
     choices: list[Any] = []
     if containers:
         frozen_object, member = containers
+        # fail_fast: a refusal here only means "try the next choice".
         choices += [frozen_object, core_schema.tuple_schema(
-            [member], variadic_item_index=0, max_length=max_items, strict=True
+            [member], variadic_item_index=0, max_length=max_items, strict=True, fail_fast=True
         )]
     choices += [
         core_schema.str_schema(strict=True),

@@ -273,7 +273,9 @@ def frozen_object_schema(
     keys = core_schema.str_schema(max_length=max_key_length, strict=True)
     return core_schema.no_info_after_validator_function(
         FrozenDict,
-        core_schema.dict_schema(keys, member, max_length=max_entries, strict=True),
+        core_schema.dict_schema(
+            keys, member, max_length=max_entries, strict=True, fail_fast=True
+        ),
         ref=ref,
     )
 
