@@ -24,7 +24,6 @@ the derived schema as it is.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
@@ -36,15 +35,18 @@ FAST_TEXT_LIMIT: Final = 8_192
 """Largest JSON text (``len`` of the ``str`` or ``bytes``) the derived validator reads."""
 
 
-@dataclass
 class Derivation:
-    """State of one derivation: definitions the equivalents add (each added once)."""
+    """State of one derivation: the schema's own definitions, and those the equivalents
+    add (each added once)."""
 
-    known: dict[str, Any] = field(default_factory=dict)
-    """The definitions of the schema being derived, by ``ref``."""
-    definitions: dict[str, core_schema.CoreSchema] = field(default_factory=dict)
-    """Definitions added by equivalents."""
-    replaced: int = 0
+    __slots__ = ("definitions", "known", "replaced")
+
+    def __init__(self, known: dict[str, Any] | None = None) -> None:
+        self.known: dict[str, Any] = known or {}
+        """The definitions of the schema being derived, by ``ref``."""
+        self.definitions: dict[str, Any] = {}
+        """Definitions added by equivalents."""
+        self.replaced = 0
 
     def define(self, ref: str, build: Callable[[], list[core_schema.CoreSchema]]) -> None:
         """Add the definitions ``build`` returns unless ``ref`` is already defined."""
