@@ -149,20 +149,34 @@ def _plain_str(node: dict[str, Any]) -> bool:
     return set(node["schema"]) <= {"type", "strict"} and node["schema"]["type"] == "str"
 
 
+def _pattern_string(schema: dict[str, Any]) -> bool:
+    return (
+        schema.get("type") == "str"
+        and "pattern" in schema
+        and set(schema) <= {"type", "strict", "pattern"}
+    )
+
+
 def _code_points_or_exact(
     owner: Utf16Length, node: dict[str, Any], pattern: str | None = None
 ) -> dict[str, Any] | None:
     """A string has at least as many UTF-16 code units as code points and at most twice
     as many: within these code-point bounds the UTF-16 bounds hold, checked in the core.
     Other strings take ``node`` itself, the exact count in Python."""
-    fast: dict[str, Any] = dict(core_schema.str_schema(
+    bounds = core_schema.str_schema(
         pattern=pattern,
         min_length=owner.min or None,
         max_length=None if owner.max is None else owner.max // 2,
         strict=True,
-    ))
-    if not _plain_str(node):  # a checked string type: its checks first, then the bounds
-        fast = dict(core_schema.chain_schema([node["schema"], fast]))
+    )
+    inner = node["schema"]
+    fast: dict[str, Any]
+    if _plain_str(node):
+        fast = dict(bounds)
+    elif pattern is None and _pattern_string(inner):  # a pattern type such as a datetime
+        fast = {**inner, **bounds}
+    else:  # any other checked string type: its checks first, then the bounds
+        fast = dict(core_schema.chain_schema([inner, bounds]))
     if owner.max is None and owner.min <= 1:
         return fast
     return dict(core_schema.union_schema([fast, node], mode="left_to_right"))

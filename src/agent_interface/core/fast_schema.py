@@ -158,12 +158,30 @@ def _derive(node: Any, derivation: Derivation) -> Any:
         derived[mapping_key] = {
             name: _derive(child, derivation) for name, child in node[mapping_key].items()
         }
-    if derived.get("type") in _VALIDATOR_TYPES:
+    kind = derived.get("type")
+    if kind in _VALIDATOR_TYPES:
         replacement = _replace(derived, derivation)
         if replacement is not None:
             derivation.replaced += 1
             return replacement
+    elif kind == "custom-error":
+        # Only the precise validator's errors are ever reported: the wrapper can go.
+        return derived["schema"]
+    elif kind == "chain" and _string_then_string(derived["steps"]):
+        # ``str`` then a constrained ``str`` (a pattern type): the second alone decides.
+        return {**derived["steps"][1], "strict": True}
     return derived
+
+
+def _string_then_string(steps: list[Any]) -> bool:
+    return (
+        len(steps) == 2
+        and isinstance(steps[0], dict)
+        and set(steps[0]) <= {"type", "strict"}
+        and steps[0]["type"] == "str"
+        and isinstance(steps[1], dict)
+        and steps[1].get("type") == "str"
+    )
 
 
 def _replace(node: dict[str, Any], derivation: Derivation) -> dict[str, Any] | None:
