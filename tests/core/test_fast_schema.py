@@ -290,3 +290,27 @@ def test_mutated_documents_agree(data: st.DataObject) -> None:
     path = data.draw(st.sampled_from(list(_paths(value))))
     mutated = _replace(value, path, data.draw(st.sampled_from(_REPLACEMENTS)))
     assert check_text(wire_schema(name), _text(mutated)) is None
+
+
+@pytest.mark.parametrize(
+    ("check", "keyword"),
+    [
+        ("max_length_validator", "max_length"), ("min_length_validator", "min_length"),
+        ("less_than_or_equal_validator", "le"), ("greater_than_or_equal_validator", "ge"),
+        ("less_than_validator", "lt"), ("greater_than_validator", "gt"),
+    ],
+)
+def test_pydantic_constraint_checks_move_into_the_core(check: str, keyword: str) -> None:
+    from functools import partial
+
+    from pydantic._internal import _validators
+
+    from agent_interface.core.fast_schema import Derivation, _replace
+
+    inner = {"type": "tuple" if "length" in check else "int", "strict": True}
+    node = {
+        "type": "function-after",
+        "function": {"type": "no-info", "function": partial(getattr(_validators, check), **{keyword: 3})},
+        "schema": inner,
+    }
+    assert _replace(node, Derivation()) == {**inner, keyword: 3}

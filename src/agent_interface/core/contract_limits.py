@@ -32,6 +32,8 @@ from agent_interface.core.fast_schema import (
     FAST_TEXT_LIMIT,
     Derivation,
     core_equivalent,
+    inner_schema,
+    is_bare_string,
     json_value_schema,
 )
 from agent_interface.core.model import (
@@ -145,10 +147,6 @@ class Utf16Length:
         return result
 
 
-def _plain_str(node: dict[str, Any]) -> bool:
-    return set(node["schema"]) <= {"type", "strict"} and node["schema"]["type"] == "str"
-
-
 def _pattern_string(schema: dict[str, Any]) -> bool:
     return (
         schema.get("type") == "str"
@@ -171,7 +169,7 @@ def _code_points_or_exact(
     )
     inner = node["schema"]
     fast: dict[str, Any]
-    if _plain_str(node):
+    if is_bare_string(inner):
         fast = dict(bounds)
     elif pattern is None and _pattern_string(inner):  # a pattern type such as a datetime
         fast = {**inner, **bounds}
@@ -201,10 +199,8 @@ def integral_float_to_int(value: Any) -> Any:
     return value
 
 
-@core_equivalent(integral_float_to_int)
-def _integer_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
-    schema: dict[str, Any] = node["schema"]  # a float, even an integral one, takes the precise path
-    return schema
+# The bounded integer alone: a float, even an integral one, takes the precise path.
+core_equivalent(integral_float_to_int)(inner_schema)
 
 
 # The bounds come before the float-reading validator so pydantic-core checks them itself.

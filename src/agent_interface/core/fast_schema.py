@@ -74,6 +74,22 @@ def core_equivalent(function: Any) -> Callable[[Equivalent], Equivalent]:
     return register
 
 
+def inner_schema(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
+    """The equivalent of a check that JSON text always passes, or that the wrapped schema
+    makes stricter by itself: the wrapped schema alone."""
+    schema: dict[str, Any] = node["schema"]
+    return schema
+
+
+def is_bare_string(schema: Any) -> bool:
+    """A ``str`` schema with no constraint of its own."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "str"
+        and set(schema) <= {"type", "strict"}
+    )
+
+
 _CONSTRAINT_TARGETS: Final = {
     "max_length": ("str", "list", "tuple", "dict"),
     "min_length": ("str", "list", "tuple", "dict"),
@@ -114,15 +130,17 @@ def _constraint_in_core(
     return {**inner, name: _tighter(name, inner.get(name), bound)}
 
 
+_PYDANTIC_CONSTRAINT_CHECKS: Final = (
+    "max_length_validator", "min_length_validator", "less_than_or_equal_validator",
+    "greater_than_or_equal_validator", "less_than_validator", "greater_than_validator",
+)
+
+
 def _register_pydantic_constraints() -> None:
     from pydantic._internal import _validators  # private: a missing name only costs speed
 
-    for name in ("max_length", "min_length"):
-        function = getattr(_validators, f"{name}_validator", None)
-        if function is not None:
-            _EQUIVALENTS[function] = _constraint_in_core
-    for name in ("less_than_or_equal", "greater_than_equal", "less_than", "greater_than"):
-        function = getattr(_validators, f"{name}_validator", None)
+    for name in _PYDANTIC_CONSTRAINT_CHECKS:
+        function = getattr(_validators, name, None)
         if function is not None:
             _EQUIVALENTS[function] = _constraint_in_core
 
@@ -176,9 +194,7 @@ def _derive(node: Any, derivation: Derivation) -> Any:
 def _string_then_string(steps: list[Any]) -> bool:
     return (
         len(steps) == 2
-        and isinstance(steps[0], dict)
-        and set(steps[0]) <= {"type", "strict"}
-        and steps[0]["type"] == "str"
+        and is_bare_string(steps[0])
         and isinstance(steps[1], dict)
         and steps[1].get("type") == "str"
     )

@@ -51,6 +51,7 @@ from agent_interface.core.fast_schema import (
     Derivation,
     core_equivalent,
     derive_fast_validator,
+    inner_schema,
     json_value_schema,
     may_accept_null,
 )
@@ -164,20 +165,15 @@ def _integral_number(value: Any) -> Any:
     return value
 
 
-@core_equivalent(_integral_number)
-def _integer_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
-    schema: dict[str, Any] = node["schema"]  # a float, even an integral one, takes the precise path
-    return schema
+# The strict integer alone: a float, even an integral one, takes the precise path.
+core_equivalent(_integral_number)(inner_schema)
 
 
 WireInt = Annotated[int, BeforeValidator(_integral_number)]
 """An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
 
-@core_equivalent(_as_tuple)
-def _tuple_only(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
-    # A JSON array is read as a tuple by the inner schema itself.
-    schema: dict[str, Any] = node["schema"]
-    return schema
+# A JSON array is read as a tuple by the inner schema itself.
+core_equivalent(_as_tuple)(inner_schema)
 
 
 class _ListAsTuple:
@@ -483,7 +479,7 @@ def from_json_text(info: ValidationInfo) -> bool:
     return info.context is _WIRE_TEXT_CONTEXT
 
 _ADAPTER_CONFIG = ConfigDict(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
-_FAST_CONFIG = core_schema.CoreConfig(strict=True, allow_inf_nan=False, hide_input_in_errors=True)
+_FAST_CONFIG = core_schema.CoreConfig(**_ADAPTER_CONFIG)  # type: ignore[typeddict-item]
 
 
 class WireAdapter(Generic[T]):
@@ -530,7 +526,7 @@ class WireAdapter(Generic[T]):
                     # read needs no second reading. Any other refusal is left to the
                     # precise validator, which names it.
                     if _unreadable(exc):
-                        return self._unreadable_text(exc, data)
+                        return self._reread_or_refuse(exc, data)
         if not isinstance(data, (bytes, bytearray, str)):
             try:
                 return self.adapter.validate_python(
@@ -543,9 +539,9 @@ class WireAdapter(Generic[T]):
                 data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
             )
         except ValidationError as exc:
-            return self._unreadable_text(exc, data)
+            return self._reread_or_refuse(exc, data)
 
-    def _unreadable_text(self, exc: ValidationError, data: bytes | bytearray | str) -> T:
+    def _reread_or_refuse(self, exc: ValidationError, data: bytes | bytearray | str) -> T:
         # JSON.parse reads a lone-surrogate escape that pydantic-core's parser refuses.
         value = reparse_lone_surrogates(data)
         if value is not NOT_JSON:

@@ -18,7 +18,7 @@ from agent_interface.core.canonical import (
     MAX_SAFE_INTEGER,
     is_well_formed_unicode,
 )
-from agent_interface.core.fast_schema import Derivation, core_equivalent
+from agent_interface.core.fast_schema import Derivation, core_equivalent, inner_schema
 from agent_interface.core.model import (
     JsonObject,
     WireMap,
@@ -162,11 +162,8 @@ def _unicode_record_keys(value: Any) -> Any:
     return value
 
 
-@core_equivalent(_unicode_record_keys)
-def _keys_from_json(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
-    # JSON text never yields an ill-formed key: pydantic-core's parser refuses lone surrogates.
-    schema: dict[str, Any] = node["schema"]
-    return schema
+# JSON text never yields an ill-formed key: pydantic-core's parser refuses lone surrogates.
+core_equivalent(_unicode_record_keys)(inner_schema)
 
 
 ProfileRecord = Annotated[WireMap[V], AfterValidator(_unicode_record_keys)]
