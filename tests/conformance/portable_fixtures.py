@@ -9,6 +9,8 @@ from agent_interface.durable.portable_context import (
     PortableContextPlanRequest,
     PortableConversationContext,
 )
+from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+from agent_interface.testing import in_memory_capabilities
 
 RUN: dict[str, Any] = {
     "runId": "run-source",
@@ -47,12 +49,17 @@ DESTINATION: dict[str, Any] = {
 ACCEPTED_AT = "2026-08-01T20:06:00.000Z"
 
 
-def source(messages: list[dict[str, Any]] | None = None, completeness: str = "complete") -> PortableConversationContext:
+def source(
+    messages: list[dict[str, Any]] | None = None,
+    completeness: str = "complete",
+    run: dict[str, Any] | None = None,
+) -> PortableConversationContext:
+    chosen = MESSAGES if messages is None else messages
     return PortableConversationContext.seal(
         {
-            "source": {**RUN, "messageId": "message-2"},
+            "source": {**(RUN if run is None else run), "messageId": chosen[-1]["id"]},
             "completeness": completeness,
-            "messages": MESSAGES if messages is None else messages,
+            "messages": chosen,
             "attachments": [],
         }
     )
@@ -84,3 +91,19 @@ def kit_options(portable: Any, session: Any, **overrides: Any) -> dict[str, Any]
     }
     options.update(overrides)
     return options
+
+
+def declared_capabilities() -> AgentEnvironmentCapabilities:
+    """A capability document declaring context transfer and native continuation with
+    admission control (and the retained control admission control needs)."""
+    document = in_memory_capabilities().to_wire()
+    document["streaming"] = {**document["streaming"], "turnIdempotency": True}
+    document["retainedControl"] = {
+        "exactRunIdentity": True,
+        "resultIdentity": True,
+        "eventIdentity": True,
+        "cancellationIdempotency": True,
+    }
+    document["nativeContinuation"] = {"atomicBoundary": True, "requestIdempotency": True, "admissionControl": True}
+    document["contextTransfer"] = {"freshSession": True, "requestIdempotency": True, "lookup": True}
+    return AgentEnvironmentCapabilities.parse_wire(document)

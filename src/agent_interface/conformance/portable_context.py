@@ -84,10 +84,10 @@ PORTABLE_CONTEXT_CHECKS = (
     "continuation.verified",
     "continuation.no_copied_history",
     "continuation.concurrent_calls_one_effect",
-    "continuation.admission_once",
-    "continuation.admission_before_output",
     "continuation.retry_replays",
     "continuation.changed_turn_refused",
+    "continuation.admission_once",
+    "continuation.admission_before_output",
 )
 """Every check the kit can record, in the order it runs them."""
 
@@ -171,10 +171,11 @@ async def planning_checks(kit: PortableContextKit) -> None:
 
     async def bound_to_request() -> None:
         ready, rejected = kit.state["ready"], kit.state["rejected"]
-        expect(
-            portable_context_plan_result_matches_request(rejection, rejected),
-            "the over-limit result does not answer its own request",
-        )
+        for result, own, what in ((ready, request, "the ready result"), (rejected, rejection, "the over-limit result")):
+            expect(
+                (result.request_id, result.request_digest) == (own.request_id, own.request_digest),
+                f"{what} repeats another request's id or digest",
+            )
         expect(
             not portable_context_plan_result_matches_request(request, rejected)
             and not portable_context_plan_result_matches_request(rejection, ready),

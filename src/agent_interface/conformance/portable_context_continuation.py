@@ -43,14 +43,19 @@ async def continuation_checks(
 ) -> None:
     """The ``continuation.*`` checks against ``session.context_boundary`` and ``continue_native``."""
     base = kit.request.request_id
-    calls: list[tuple[str, AgentExactRunControlRef, PortableContextCounters, bool]] = []
+    # (label, the run it was given, counters then or why they were unreadable, call pending)
+    calls: list[tuple[str, Any, PortableContextCounters | str, bool]] = []
     pending: dict[str, bool] = {}
 
     def options(label: str, for_turn: Any) -> AgentNativeContextContinuationOptions:
         async def on_admission(admitted: Any) -> None:
-            snapshot = await kit.counters()
-            ref = answer(AgentExactRunControlRef, admitted, "the run given to on_admission")
-            calls.append((label, ref, snapshot, pending.get(label, False)))
+            still_pending = pending.get(label, False)
+            snapshot: PortableContextCounters | str
+            try:
+                snapshot = await kit.counters()
+            except Exception as error:  # reported by the admission checks, never raised into the subject
+                snapshot = describe_error(error)
+            calls.append((label, admitted, snapshot, still_pending))
 
         return AgentNativeContextContinuationOptions(turn=for_turn, on_admission=on_admission if admission else None)
 
@@ -153,12 +158,14 @@ async def continuation_checks(
     async def admission_once() -> None:
         accepted = kit.state["accepted"]
         stray = [label for label, *_ in calls if not label.startswith("first-")]
-        expect(not stray, "on_admission was called for a continuation that was refused")
+        if stray:
+            raise CheckFailed(f"on_admission was called outside the admitting call (for the {stray[0]} request)")
         firsts = [call for call in calls if call[0].startswith("first-")]
         expect(firsts, "on_admission was never called for the admitted run")
         expect(len(firsts) == 1, f"on_admission was called {len(firsts)} times for one admitted run")
-        _, ref, _, still_pending = firsts[0]
+        _, given, _, still_pending = firsts[0]
         expect(still_pending, "on_admission was called after continue_native returned")
+        ref = answer(AgentExactRunControlRef, given, "the run given to on_admission")
         expect(same_wire(ref, accepted.control_ref), "on_admission was not given the run the result names")
         expect(not same_wire(ref, run), "on_admission was given the continued run, not a new one")
 
@@ -167,22 +174,13 @@ async def continuation_checks(
         firsts = [call for call in calls if call[0].startswith("first-")]
         expect(firsts, "on_admission was never called for the admitted run")
         snapshot = firsts[0][2]
+        if isinstance(snapshot, str):
+            raise CheckFailed(f"counters() could not be read during on_admission: {snapshot}")
         expect(snapshot.native_continuations == before.native_continuations + 1, "on_admission came before the run existed")
         expect(
             snapshot.terminal_outputs == before.terminal_outputs,
             "on_admission came after the run's terminal output",
         )
-
-    if not admission:
-        for name in ("continuation.admission_once", "continuation.admission_before_output"):
-            kit.run.skip(name, "nativeContinuation.admissionControl is not declared")
-    else:
-        await kit.step("continuation.admission_once", admission_once, "accepted")
-        outcomes = kit.state.get("continuation_outcomes")
-        if outcomes is not None and outcomes[0].terminal_outputs is None:
-            kit.run.skip("continuation.admission_before_output", "counters() does not report terminal_outputs")
-        else:
-            await kit.step("continuation.admission_before_output", admission_before_output, "continuation_outcomes")
 
     async def retry_replays() -> None:
         accepted, request = kit.state["accepted"], kit.state["continuation"]
@@ -235,3 +233,14 @@ async def continuation_checks(
         await kit.unchanged_since(before, "a turn its request does not name")
 
     await kit.step("continuation.changed_turn_refused", changed_turn_refused, "continuation")
+
+    if not admission:
+        for name in ("continuation.admission_once", "continuation.admission_before_output"):
+            kit.run.skip(name, "nativeContinuation.admissionControl is not declared")
+    else:
+        await kit.step("continuation.admission_once", admission_once, "accepted")
+        outcomes = kit.state.get("continuation_outcomes")
+        if outcomes is not None and outcomes[0].terminal_outputs is None:
+            kit.run.skip("continuation.admission_before_output", "counters() does not report terminal_outputs")
+        else:
+            await kit.step("continuation.admission_before_output", admission_before_output, "continuation_outcomes")

@@ -76,11 +76,11 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
             material = transfer_material(
                 operation_id(base, f"system-{index}"), plan, plan.digest, kit.accepted_at, "system"
             )
-            what = "partial output" if plan is ready.plan else "partial input"
+            what = "the planned transfer, which needs acceptance," if plan is ready.plan else "a plan cut from a partial source"
             sent = unsealed_transfer(material)
             await refusal_or_non_admission(
                 functools.partial(operation, sent),
-                f"a plan with {what} accepted by 'system' only",
+                f"{what} accepted by 'system' only",
             )
         await kit.unchanged_since(before, "a transfer without explicit acceptance")
 
@@ -100,7 +100,11 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
         errors = [item for item in outcomes if isinstance(item, BaseException)]
         if errors and len(errors) == len(outcomes):
             raise CheckFailed(f"the transfer raised {describe_error(errors[0])}")
-        results = [answer(ContextTransferResult, item, "the transfer result") for item in outcomes if item not in errors]
+        results = [
+            answer(ContextTransferResult, item, "the transfer result")
+            for item in outcomes
+            if not isinstance(item, BaseException)
+        ]
         accepted = [item for item in results if isinstance(item, ContextTransferReceiptAccepted)]
         expect(accepted, f"no call answered 'accepted' (answers: {sorted({item.status for item in results})})")
         receipt = accepted[0]

@@ -4,7 +4,8 @@
 everything its capability document declares, including idempotent creation and
 durable workspace branching (through :class:`InMemoryWorkspaceBranching`). The session
 surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`,
-:class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`.
+:class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`; portable context
+planning, transfer and native continuation have :class:`InMemoryPortableContext`.
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
@@ -14,6 +15,13 @@ from agent_interface.testing.interactive_sessions import (
     InMemoryInteractiveSession,
     InMemoryInteractiveSessions,
     InMemoryInteractiveTerminal,
+)
+from agent_interface.testing.native_continuation import InMemoryNativeSession
+from agent_interface.testing.portable_context import (
+    InMemoryContextPlanner,
+    InMemoryContextTransfer,
+    InMemoryPortableContext,
+    PortableContextCounters,
 )
 from agent_interface.testing.provider import (
     InMemoryAgentEnvironmentProvider,
@@ -31,14 +39,19 @@ __all__ = [
     "InMemoryAgentEnvironmentProvider",
     "InMemoryAgentInstances",
     "InMemoryAgentSession",
+    "InMemoryContextPlanner",
+    "InMemoryContextTransfer",
     "InMemoryExecutor",
     "InMemoryInteractiveSession",
     "InMemoryInteractiveSessions",
     "InMemoryInteractiveTerminal",
+    "InMemoryNativeSession",
+    "InMemoryPortableContext",
     "InMemoryTerminalSession",
     "InMemoryTerminals",
     "InMemoryWorkspaceBranching",
     "InMemoryWorkspaceLeases",
+    "PortableContextCounters",
     "WorkspaceLeaseGrant",
     "in_memory_capabilities",
 ]

@@ -199,10 +199,15 @@ class InMemoryContextTransfer:
     """
 
     def __init__(
-        self, *, sessions: dict[str, InMemoryNativeSession], clock: Callable[[], int] = system_clock_ms
+        self,
+        *,
+        sessions: dict[str, InMemoryNativeSession],
+        clock: Callable[[], int] = system_clock_ms,
+        session_class: type[InMemoryNativeSession] = InMemoryNativeSession,
     ) -> None:
         self._sessions = sessions
         self._clock = clock
+        self._session_class = session_class
         self._operations: dict[str, _Transfer] = {}
         self._reserved: set[str] = set()
         self.transfers = 0
@@ -294,7 +299,7 @@ class InMemoryContextTransfer:
             execution_id=destination.execution_id,
             request_digest=request.request_digest,
         )
-        session = InMemoryNativeSession(run=run, messages=plan.context.messages, clock=self._clock)
+        session = self._session_class(run=run, messages=plan.context.messages, clock=self._clock)
         self._sessions[destination.session_id] = session
         self._reserved.discard(destination.session_id)
         self.fresh_sessions += 1
@@ -323,13 +328,20 @@ class InMemoryContextTransfer:
 
 
 class InMemoryPortableContext:
-    """Planning, context transfer and retained native sessions in memory (module docstring)."""
+    """Planning, context transfer and retained native sessions in memory (module docstring).
+
+    ``session_class`` is the class of every retained session it makes.
+    """
+
+    session_class: type[InMemoryNativeSession] = InMemoryNativeSession
 
     def __init__(self, *, clock: Callable[[], int] = system_clock_ms, runners: Iterable[str] | None = None) -> None:
         self._clock = clock
         self._sessions: dict[str, InMemoryNativeSession] = {}
         self.planner = InMemoryContextPlanner(runners=runners)
-        self.context_transfer = InMemoryContextTransfer(sessions=self._sessions, clock=clock)
+        self.context_transfer = InMemoryContextTransfer(
+            sessions=self._sessions, clock=clock, session_class=self.session_class
+        )
 
     async def plan(
         self, request: PortableContextPlanRequest | Mapping[str, Any]
@@ -344,7 +356,7 @@ class InMemoryPortableContext:
         messages: Iterable[BackendMessage | Mapping[str, Any]] = (),
     ) -> InMemoryNativeSession:
         """Register a retained session that already exists (not a counted effect)."""
-        session = InMemoryNativeSession(run=run, messages=messages, clock=self._clock)
+        session = self.session_class(run=run, messages=messages, clock=self._clock)
         if session.id in self._sessions:
             raise ContractError.single("/run/sessionId", "session_exists", "a session with this id already exists")
         self._sessions[session.id] = session
