@@ -183,3 +183,13 @@ def test_two_hundred_concurrent_same_key_continuations_have_one_effect() -> None
         assert len(admitted) == 1 and len(session.sent_turns) == 1
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_a_subject_that_never_answers_fails_instead_of_hanging() -> None:
+    class Hangs(InMemoryPortableContext):
+        async def plan(self, request: Any) -> Any:
+            await asyncio.Event().wait()
+
+    report = _run(Hangs(), timeout=0.05)
+    assert report.check("plan.side_effect_free").failed
+    assert "did not answer within" in report.check("plan.side_effect_free").message

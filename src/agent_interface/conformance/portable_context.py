@@ -46,7 +46,6 @@ from agent_interface.conformance.report import (
     ConformanceUsageError,
     describe_error,
     expect,
-    maybe_await,
     run_sync,
 )
 from agent_interface.core.errors import ContractError
@@ -112,7 +111,7 @@ async def planning_checks(kit: PortableContextKit) -> None:
     async def side_effect_free() -> None:
         before = await kit.counters()
         kit.state["before"] = before
-        outcome = await maybe_await(kit.plan(request))
+        outcome = await kit.call("plan()", kit.plan, request)
         after = await kit.counters()
         kit.state["ready_answer"] = outcome
         expect(after.plans == before.plans + 1, f"the plan counter moved {before.plans} -> {after.plans}, not by one")
@@ -138,7 +137,7 @@ async def planning_checks(kit: PortableContextKit) -> None:
     async def over_limit_zero_dispatch() -> None:
         before = kit.state["before"]
         previous = await kit.counters()
-        outcome = await maybe_await(kit.plan(rejection))
+        outcome = await kit.call("plan()", kit.plan, rejection)
         after = await kit.counters()
         result = answer(PortableContextPlanResult, outcome, "the over-limit plan result")
         kit.state["rejected"] = result
@@ -184,7 +183,7 @@ async def planning_checks(kit: PortableContextKit) -> None:
         rebound = _rebound(request, ready)
         if rebound is not None:
             before = await kit.counters()
-            again = answer(PortableContextPlanResult, await maybe_await(kit.plan(rebound)), "the plan result")
+            again = answer(PortableContextPlanResult, await kit.call("plan()", kit.plan, rebound), "the plan result")
             expect(
                 again.request_digest == rebound.request_digest
                 and portable_context_plan_result_matches_request(rebound, again),
@@ -239,6 +238,7 @@ async def run_portable_context_conformance_async(
     capabilities: AgentEnvironmentCapabilities | Mapping[str, Any] | None = None,
     admission_control: bool | None = None,
     concurrency: int = 8,
+    timeout: float | None = 30.0,
     name: str | None = None,
 ) -> ConformanceReport:
     """Run every portable-context check (see the module docstring).
@@ -252,7 +252,8 @@ async def run_portable_context_conformance_async(
     default) with ``turn``. ``capabilities`` says which parts are declared (a missing
     declared part fails, a missing undeclared part is skipped); ``admission_control``
     overrides ``nativeContinuation.admissionControl``. ``concurrency`` same-request calls
-    are sent at once for the first transfer and the first continuation.
+    are sent at once for the first transfer and the first continuation. Every call to the
+    subject must answer within ``timeout`` seconds (``None``: no bound), or its check fails.
     """
     if not callable(plan) or not callable(counters):
         raise ConformanceUsageError("plan and counters must be callables")
@@ -286,6 +287,7 @@ async def run_portable_context_conformance_async(
         rejection=rejection,
         accepted_at=accepted_at or iso_of_epoch_ms(system_clock_ms()),
         concurrency=concurrency,
+        timeout=timeout,
     )
     await planning_checks(kit)
 

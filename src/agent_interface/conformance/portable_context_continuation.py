@@ -14,7 +14,7 @@ from agent_interface.conformance.portable_context_helpers import (
     operation_id,
     same_wire,
 )
-from agent_interface.conformance.report import CheckFailed, describe_error, expect, maybe_await
+from agent_interface.conformance.report import CheckFailed, describe_error, expect
 from agent_interface.core.errors import ContractError
 from agent_interface.durable.native_continuation import (
     NativeContextBoundaryProof,
@@ -62,12 +62,12 @@ async def continuation_checks(
     async def continue_native(label: str, request: Any, for_turn: Any) -> Any:
         pending[label] = True
         try:
-            return await maybe_await(session.continue_native(request, options(label, for_turn)))
+            return await kit.call("continue_native()", session.continue_native, request, options(label, for_turn))
         finally:
             pending[label] = False
 
     async def stale_boundary() -> None:
-        proof = answer(NativeContextBoundaryProof, await maybe_await(session.context_boundary()), "context_boundary()")
+        proof = answer(NativeContextBoundaryProof, await kit.call("context_boundary()", session.context_boundary), "context_boundary()")
         kit.state["proof"] = proof
         before = await kit.counters()
         stale = NativeContextContinuationRequest.seal(
@@ -88,7 +88,7 @@ async def continuation_checks(
 
     async def verified() -> None:
         proof = kit.state.get("proof") or answer(
-            NativeContextBoundaryProof, await maybe_await(session.context_boundary()), "context_boundary()"
+            NativeContextBoundaryProof, await kit.call("context_boundary()", session.context_boundary), "context_boundary()"
         )
         kit.state["proof"] = proof
         request = NativeContextContinuationRequest.seal(

@@ -4,6 +4,7 @@ request variants the kit sends, and reading an answer or a refusal."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,6 +194,8 @@ async def refusal_or_non_admission(call: Callable[[], Awaitable[Any] | Any], wha
         outcome = await maybe_await(call())
     except ContractError:
         return
+    except CheckFailed:
+        raise
     except Exception as error:
         raise CheckFailed(f"{what} raised {describe_error(error)}, not a ContractError refusal") from None
     result = answer(ContextTransferResult, outcome, what)
@@ -214,11 +217,20 @@ class PortableContextKit:
     rejection: PortableContextPlanRequest
     accepted_at: str
     concurrency: int
+    timeout: float | None = None
     state: dict[str, Any] = field(default_factory=dict)
+
+    async def call(self, what: str, method: Callable[..., Any], *args: Any) -> Any:
+        """``method(*args)``, awaited when it returns an awaitable, within :attr:`timeout`
+        seconds (a call that does not answer in time fails the running check)."""
+        try:
+            return await asyncio.wait_for(maybe_await(method(*args)), self.timeout)
+        except TimeoutError:
+            raise CheckFailed(f"{what} did not answer within {self.timeout} s") from None
 
     async def counters(self) -> PortableContextCounters:
         """The subject's counters now."""
-        return read_counters(await maybe_await(self.counters_of()))
+        return read_counters(await self.call("counters()", self.counters_of))
 
     async def unchanged_since(self, before: PortableContextCounters, what: str) -> PortableContextCounters:
         """Fail the running check when ``what`` created a run or a session since ``before``."""

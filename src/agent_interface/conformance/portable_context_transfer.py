@@ -18,7 +18,7 @@ from agent_interface.conformance.portable_context_helpers import (
     unsealed_transfer,
     wire,
 )
-from agent_interface.conformance.report import CheckFailed, describe_error, expect, maybe_await
+from agent_interface.conformance.report import CheckFailed, describe_error, expect
 from agent_interface.durable.context_transfer import (
     ContextTransferConflict,
     ContextTransferReceiptAccepted,
@@ -53,13 +53,13 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
             operation_id(base, "mismatch"), ready.plan, request.source.digest, kit.accepted_at, "user"
         )
         await refusal_or_non_admission(
-            lambda: operation(unsealed_transfer(wrong_plan)), "a transfer accepting another plan digest"
+            functools.partial(kit.call, "transfer()", operation, unsealed_transfer(wrong_plan)), "a transfer accepting another plan digest"
         )
         material = transfer_material(
             operation_id(base, "tampered"), ready.plan, ready.plan.digest, kit.accepted_at, "user"
         )
         await refusal_or_non_admission(
-            lambda: operation(unsealed_transfer(material, ready.plan.digest)),
+            functools.partial(kit.call, "transfer()", operation, unsealed_transfer(material, ready.plan.digest)),
             "a transfer whose request digest does not match its content",
         )
         await kit.unchanged_since(before, "a refused transfer")
@@ -79,7 +79,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
             what = "the planned transfer, which needs acceptance," if plan is ready.plan else "a plan cut from a partial source"
             sent = unsealed_transfer(material)
             await refusal_or_non_admission(
-                functools.partial(operation, sent),
+                functools.partial(kit.call, "transfer()", operation, sent),
                 f"{what} accepted by 'system' only",
             )
         await kit.unchanged_since(before, "a transfer without explicit acceptance")
@@ -93,7 +93,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
         )
         before = await kit.counters()
         outcomes = await asyncio.gather(
-            *(maybe_await(operation(by["user"])) for _ in range(kit.concurrency)), return_exceptions=True
+            *(kit.call("transfer()", operation, by["user"]) for _ in range(kit.concurrency)), return_exceptions=True
         )
         after = await kit.counters()
         kit.state["transfer_outcomes"] = (before, outcomes, after)
@@ -144,7 +144,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
     async def retry_recovers() -> None:
         receipt = kit.state["receipt"]
         before = await kit.counters()
-        again = answer(ContextTransferResult, await maybe_await(operation(by["user"])), "the transfer retry")
+        again = answer(ContextTransferResult, await kit.call("transfer()", operation, by["user"]), "the transfer retry")
         expect(isinstance(again, ContextTransferReceiptReplayed), f"a retry answered {again.status!r}, not 'replayed'")
         expect(
             context_transfer_result_matches_request(by["user"], again) and _same_receipt(again, receipt),
@@ -161,7 +161,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
         by["changed"] = ContextTransferRequest.seal(
             transfer_material(operation_id(base, "transfer"), ready.plan, ready.plan.digest, kit.accepted_at, "policy")
         )
-        outcome = answer(ContextTransferResult, await maybe_await(operation(by["changed"])), "a changed retry")
+        outcome = answer(ContextTransferResult, await kit.call("transfer()", operation, by["changed"]), "a changed retry")
         expect(isinstance(outcome, ContextTransferConflict), f"a changed retry answered {outcome.status!r}, not 'conflict'")
         expect(
             context_transfer_result_matches_request(by["changed"], outcome)
@@ -175,7 +175,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
     async def lookup_recovers() -> None:
         receipt, ready = kit.state["receipt"], kit.state["ready"]
         before = await kit.counters()
-        found = answer(ContextTransferResult, await maybe_await(lookup(by["user"])), "lookup()")
+        found = answer(ContextTransferResult, await kit.call("lookup()", lookup, by["user"]), "lookup()")
         expect(
             isinstance(found, ContextTransferReceiptReplayed)
             and context_transfer_result_matches_request(by["user"], found)
@@ -185,7 +185,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
         changed = by.get("changed") or ContextTransferRequest.seal(
             transfer_material(operation_id(base, "transfer"), ready.plan, ready.plan.digest, kit.accepted_at, "policy")
         )
-        other = answer(ContextTransferResult, await maybe_await(lookup(changed)), "lookup() of a changed request")
+        other = answer(ContextTransferResult, await kit.call("lookup()", lookup, changed), "lookup() of a changed request")
         expect(
             isinstance(other, ContextTransferConflict)
             and other.existing_request_digest == by["user"].request_digest,
@@ -194,7 +194,7 @@ async def transfer_checks(kit: PortableContextKit, operation: Any, lookup: Any) 
         unseen = ContextTransferRequest.seal(
             transfer_material(operation_id(base, "never-sent"), ready.plan, ready.plan.digest, kit.accepted_at, "user")
         )
-        missing = answer(ContextTransferResult, await maybe_await(lookup(unseen)), "lookup() of an unknown operation")
+        missing = answer(ContextTransferResult, await kit.call("lookup()", lookup, unseen), "lookup() of an unknown operation")
         expect(
             isinstance(missing, ContextTransferUnknown)
             and missing.status == "unknown"
