@@ -136,14 +136,19 @@ def test_stream_dispatch_sessions_and_replay() -> None:
         with pytest.raises(ContractError) as caught:
             environment.stream({"prompt": "echo x", "interactions": {}})
         assert codes(caught) == [("/interactions", "turn_field_unsupported")]
-        sessions_before = set(environment._state.sessions)
+        sessions_before = set(environment.record.sessions)
         with pytest.raises(ContractError) as caught:
             environment.stream({"providerOptions": {"command": ""}})
         assert codes(caught) == [("", "command_turn_missing")]
-        assert set(environment._state.sessions) == sessions_before
+        assert set(environment.record.sessions) == sessions_before
+        named = [event async for event in environment.stream({"prompt": "echo named", "sessionId": "caller-named"})]
+        assert named[-1].id == "caller-named:2"  # a new sessionId opens a session under that id
+        assert (await environment.session("caller-named").result()).text == "named\n"
+        busy = await environment.dispatch({"prompt": "echo busy", "sessionId": "caller-named"})
         with pytest.raises(ContractError) as caught:
-            environment.stream({"prompt": "echo x", "sessionId": "missing"})
-        assert codes(caught) == [("/sessionId", "unknown_session")]
+            environment.stream({"prompt": "echo x", "sessionId": busy.id})
+        assert codes(caught) == [("/sessionId", "session_busy")]
+        await environment.session(busy.id).result()
 
     run(body)
 

@@ -1,6 +1,12 @@
 """The provider, environment and session protocols (``environment-provider.ts``,
 ``provider-adapter.ts``) and the checks that an object's optional methods match its declared
 capabilities.
+
+What crosses the protocol is the wire *model*: callers, and the conformance kit, call
+``create`` with a :class:`CreateAgentEnvironmentInput` and ``stream``, ``dispatch`` and
+``prompt`` with an :class:`AgentTurnInput`. A provider that also wants to accept the wire
+mapping (camelCase JSON data) normalizes its argument with :func:`as_create_input` or
+:func:`as_turn_input`, which return a model unchanged and parse a mapping strictly.
 """
 
 from __future__ import annotations
@@ -55,10 +61,34 @@ __all__ = [
     "AgentSession",
     "CapabilitySurfaceIssue",
     "SdkProviderAdapter",
+    "as_create_input",
+    "as_turn_input",
+    "capability_surface_members",
     "check_adapter_surface",
     "check_capability_surface",
     "may_destroy_environment",
 ]
+
+
+# ---------------------------------------------------------------------------
+# What the protocols carry
+# ---------------------------------------------------------------------------
+
+
+def as_create_input(value: CreateAgentEnvironmentInput | Mapping[str, Any]) -> CreateAgentEnvironmentInput:
+    """The create input as its model: a model is returned as it is, a wire mapping is
+    parsed strictly (``ContractError`` naming the pointer on bad input)."""
+    if isinstance(value, CreateAgentEnvironmentInput):
+        return value
+    return CreateAgentEnvironmentInput.parse_wire(value)
+
+
+def as_turn_input(value: AgentTurnInput | Mapping[str, Any]) -> AgentTurnInput:
+    """The turn input as its model: a model is returned as it is, a wire mapping is
+    parsed strictly (``ContractError`` naming the pointer on bad input)."""
+    if isinstance(value, AgentTurnInput):
+        return value
+    return AgentTurnInput.parse_wire(value)
 
 
 # ---------------------------------------------------------------------------
@@ -68,9 +98,11 @@ __all__ = [
 
 @runtime_checkable
 class AgentSession(Protocol):
-    """A provider session. Optional methods (present only when declared):
-    ``respond_to_interaction`` (interactions), ``context_boundary`` and
-    ``continue_native`` (nativeContinuation), ``cancel_run`` (retainedControl)."""
+    """A provider session, as ``AgentEnvironment.session(id)`` returns it. Optional
+    methods: ``context_boundary`` and ``continue_native`` (exactly with
+    nativeContinuation), ``cancel_run`` (exactly with retainedControl),
+    ``respond_to_interaction`` (only with interactions). ``prompt`` receives an
+    :class:`AgentTurnInput`."""
 
     @property
     def id(self) -> str: ...
@@ -93,11 +125,13 @@ class AgentEnvironment(Protocol):
     """One environment. ``metadata`` is a detached, deeply immutable snapshot;
     ``creation`` is the verdict of the create call that returned this object.
 
-    Optional members, each present only when its capability is true: ``dispatch``,
-    ``session``, ``respond_to_interaction``, ``read``, ``write``, ``exec``,
+    ``stream`` (and ``dispatch``) receive an :class:`AgentTurnInput`. Optional members,
+    each present exactly when its capability is true (:func:`check_capability_surface`):
+    ``dispatch``, ``session``, ``respond_to_interaction``, ``read``, ``write``, ``exec``,
     ``checkpoint``, ``fork``, ``workspace_branching``, ``placement``, ``observe``,
     ``attach_terminal``, ``terminal``, ``start_interactive``, ``interactive``;
-    ``refresh`` and ``destroy`` are free.
+    ``refresh`` and ``destroy`` are free. An environment whose capabilities differ from
+    its provider's document publishes its own as ``capabilities``.
     """
 
     @property
@@ -119,9 +153,10 @@ class AgentEnvironment(Protocol):
 
 @runtime_checkable
 class AgentEnvironmentProvider(Protocol):
-    """A provider. ``create`` carries the idempotency contract; optional members:
-    ``exact_process`` (exactProcess), ``context_transfer`` (contextTransfer),
-    ``validate_profile`` (profile.validation), ``get``, ``list``."""
+    """A provider. ``create`` receives a :class:`CreateAgentEnvironmentInput` and carries
+    the idempotency contract; optional members: ``exact_process`` (exactProcess),
+    ``context_transfer`` (contextTransfer), ``validate_profile`` (profile.validation),
+    ``get``, ``list``."""
 
     @property
     def name(self) -> str: ...
@@ -186,14 +221,19 @@ Rule = tuple[str, str, Callable[[AgentEnvironmentCapabilities], bool], bool]
 """(member, capability pointer, is-declared predicate, missing-is-an-error)."""
 
 _ENVIRONMENT_RULES: Final[tuple[Rule, ...]] = (
-    ("dispatch", "/streaming/detach", lambda c: c.streaming.detach, False),
-    ("session", "/sessions/continue", lambda c: c.sessions.continue_, False),
+    ("dispatch", "/streaming/detach", lambda c: c.streaming.detach, True),
+    (
+        "session",
+        "/streaming/detach|/streaming/replay|/sessions/continue",
+        lambda c: c.streaming.detach or c.streaming.replay or c.sessions.continue_,
+        True,
+    ),
     ("respond_to_interaction", "/interactions", lambda c: c.interactions is not None, True),
     ("read", "/workspace/read", lambda c: c.workspace.read, True),
     ("write", "/workspace/write", lambda c: c.workspace.write, True),
     ("exec", "/workspace/exec", lambda c: c.workspace.exec, True),
-    ("checkpoint", "/branching/checkpoint", lambda c: c.branching.checkpoint, False),
-    ("fork", "/branching/fork", lambda c: c.branching.fork, False),
+    ("checkpoint", "/branching/checkpoint", lambda c: c.branching.checkpoint, True),
+    ("fork", "/branching/fork", lambda c: c.branching.fork, True),
     ("workspace_branching", "/branching", declares_durable_branching, True),
     ("placement", "/placement", lambda c: c.placement, True),
     ("observe", "/observation", lambda c: c.observation is not None, True),
@@ -224,7 +264,8 @@ _ENVIRONMENT_RULES: Final[tuple[Rule, ...]] = (
 )
 
 _SESSION_RULES: Final[tuple[Rule, ...]] = (
-    ("respond_to_interaction", "/interactions", lambda c: c.interactions is not None, True),
+    # a session may leave answering to its environment's respond_to_interaction
+    ("respond_to_interaction", "/interactions", lambda c: c.interactions is not None, False),
     ("context_boundary", "/nativeContinuation", lambda c: c.native_continuation is not None, True),
     ("continue_native", "/nativeContinuation", lambda c: c.native_continuation is not None, True),
     ("cancel_run", "/retainedControl", lambda c: c.retained_control is not None, True),
@@ -235,6 +276,19 @@ _PROVIDER_RULES: Final[tuple[Rule, ...]] = (
     ("context_transfer", "/contextTransfer", lambda c: c.context_transfer is not None, True),
     ("validate_profile", "/profile/validation", lambda c: c.profile.validation, False),
 )
+
+
+_RULES: Final[dict[str, tuple[Rule, ...]]] = {
+    "provider": _PROVIDER_RULES,
+    "environment": _ENVIRONMENT_RULES,
+    "session": _SESSION_RULES,
+}
+
+
+def capability_surface_members(kind: Literal["provider", "environment", "session"]) -> tuple[str, ...]:
+    """The optional members :func:`check_capability_surface` judges on a ``kind`` object,
+    in the order it reports them."""
+    return tuple(rule[0] for rule in _RULES[kind])
 
 
 def _has_member(obj: object, name: str) -> bool:
@@ -256,6 +310,15 @@ def check_capability_surface(
     (``exposed_without_capability``), and each member missing while a capability that
     names exactly that member is true (``missing_declared_capability``). ``kind`` is
     inferred: ``create`` means a provider, ``stream`` an environment, ``prompt`` a session.
+
+    The environment rules are the reference testkit's: ``dispatch`` exactly with
+    ``streaming.detach``; ``session`` exactly with ``streaming.detach``,
+    ``streaming.replay`` or ``sessions.continue``; ``read``/``write``/``exec``,
+    ``checkpoint``/``fork``, ``placement`` and ``respond_to_interaction`` exactly with
+    theirs; ``workspace_branching`` exactly with durable branching. A session has
+    ``cancel_run`` exactly with ``retainedControl``, ``context_boundary`` and
+    ``continue_native`` exactly with ``nativeContinuation``, and no
+    ``respond_to_interaction`` without ``interactions``.
     """
     if not isinstance(capabilities, AgentEnvironmentCapabilities):
         capabilities = AgentEnvironmentCapabilities.parse_wire(capabilities)
@@ -266,11 +329,7 @@ def check_capability_surface(
             kind = "environment"
         else:
             kind = "session"
-    rules = {
-        "provider": _PROVIDER_RULES,
-        "environment": _ENVIRONMENT_RULES,
-        "session": _SESSION_RULES,
-    }[kind]
+    rules = _RULES[kind]
     issues: list[CapabilitySurfaceIssue] = []
     for member, pointer, declared, strict in rules:
         present = _has_member(obj, member)

@@ -23,19 +23,13 @@ their sessions in memory, and honors every capability it declares:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from agent_interface.core.errors import (
-    ContractError,
-    ContractIssue,
-)
-from agent_interface.core.model import (
-    thaw,
-)
+from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest
 from agent_interface.durable.fork import ForkedEnvironmentRef
+from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.capabilities import (
     AgentEnvironmentCapabilities,
     accepts_cwd_base,
@@ -46,23 +40,22 @@ from agent_interface.environment.workspace import (
     RepositoryWorkspaceCwd,
 )
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.provider.command_turn import (
-    _present_only,
-)
 from agent_interface.provider.create import (
     AgentEnvironmentCreateIdempotencyRecord,
     create_agent_environment_with_idempotency,
     detached_metadata,
 )
+from agent_interface.provider.protocols import as_create_input
 from agent_interface.provider.turn import (
     CreateAgentEnvironmentInput,
     turn_profile_refusals,
 )
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
-from agent_interface.testing.environment import (
-    InMemoryAgentEnvironment,
-    _EnvironmentState,
-    _resolve,
+from agent_interface.testing.environment import InMemoryAgentEnvironment
+from agent_interface.testing.provider_state import (
+    InMemoryEnvironmentRecord,
+    InMemoryProviderState,
+    workspace_path,
 )
 
 __all__ = [
@@ -120,48 +113,44 @@ def in_memory_capabilities(*, durable_branching: bool = True) -> AgentEnvironmen
 
 
 class InMemoryAgentEnvironmentProvider:
-    """An environment provider held entirely in memory (see the module docstring)."""
+    """An environment provider held entirely in memory (see the module docstring).
+
+    ``create`` takes a :class:`CreateAgentEnvironmentInput` (or its wire mapping);
+    ``state`` is what the provider holds, for tests that look inside.
+    """
 
     def __init__(self, *, name: str = "in-memory", durable_branching: bool = True) -> None:
-        self._name = name
-        self._capabilities = in_memory_capabilities(durable_branching=durable_branching)
-        self._environments: dict[str, _EnvironmentState] = {}
+        self.state = InMemoryProviderState(name=name, capabilities=in_memory_capabilities(durable_branching=durable_branching))
         self._records: dict[str, AgentEnvironmentCreateIdempotencyRecord[InMemoryAgentEnvironment]] = {}
-        self._ids = itertools.count(1)
-        self._snapshots: dict[str, dict[str, str]] = {}
         self.create_effects = 0
         """How many times create provisioned an environment (replays add nothing)."""
-        self._branching: _SnapshottingBranching | None = None
         if durable_branching:
             engine = InMemoryWorkspaceBranching(
                 provider=name,
                 forks_own_copy=True,
-                new_environment_id=lambda: f"env-{next(self._ids)}",
+                new_environment_id=lambda: f"env-{self.state.next_id()}",
                 on_fork_created=self._fork_created,
                 on_fork_destroyed=self._fork_destroyed,
             )
-            self._branching = _SnapshottingBranching(self, engine)
+            self.state.branching = _SnapshottingBranching(self, engine)
 
     @property
     def name(self) -> str:
-        return self._name
+        return self.state.name
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
-        return self._capabilities
+        return self.state.capabilities
 
     # create ------------------------------------------------------------------------------
 
     def _admit_create(self, input: CreateAgentEnvironmentInput | Mapping[str, Any]) -> CreateAgentEnvironmentInput:
-        parsed = (
-            input
-            if isinstance(input, CreateAgentEnvironmentInput)
-            else CreateAgentEnvironmentInput.parse_wire(thaw(dict(input)))
-        )
+        parsed = as_create_input(input)
+        capabilities = self.state.capabilities
         issues: list[ContractIssue] = []
         if isinstance(parsed.profile, str):
             issues.append(ContractIssue("/profile", "named_profile_unsupported", "this provider has no profile catalog"))
         else:
-            issues.extend(turn_profile_refusals(self._capabilities, parsed.profile, per_turn=False))
+            issues.extend(turn_profile_refusals(capabilities, parsed.profile, per_turn=False))
             issues.extend(_unmountable_resources(parsed.profile))
         if parsed.backend is not None:
             issues.append(ContractIssue("/backend", "backend_unsupported", "this provider runs commands only"))
@@ -172,7 +161,7 @@ class InMemoryAgentEnvironmentProvider:
             for key, value in (("environment", workspace.environment), ("image", workspace.image), ("repoUrl", workspace.repo_url)):
                 if value is not None:
                     issues.append(ContractIssue(f"/workspace/{key}", "workspace_source_unsupported", "this provider starts from an empty workspace"))
-            if workspace.cwd is not None and not accepts_cwd_base(self._capabilities, workspace.cwd.base):
+            if workspace.cwd is not None and not accepts_cwd_base(capabilities, workspace.cwd.base):
                 issues.append(ContractIssue("/workspace/cwd/base", "cwd_base_unsupported", "this provider accepts repository-based cwd only"))
         if issues:
             raise ContractError(issues, subject="CreateAgentEnvironmentInput")
@@ -183,11 +172,12 @@ class InMemoryAgentEnvironmentProvider:
         parsed = self._admit_create(input)
 
         async def provision() -> InMemoryAgentEnvironment:
-            if parsed.requested_id is not None and parsed.requested_id in self._environments:
+            environments = self.state.environments
+            if parsed.requested_id is not None and parsed.requested_id in environments:
                 raise ContractError.single("/requestedId", "requested_id_taken", "an environment with this id already exists")
-            env_id = parsed.requested_id or f"env-{next(self._ids)}"
+            env_id = parsed.requested_id or f"env-{self.state.next_id()}"
             cwd = parsed.workspace.cwd if parsed.workspace is not None else None
-            state = _EnvironmentState(
+            record = InMemoryEnvironmentRecord(
                 id=env_id,
                 name=parsed.name,
                 metadata=detached_metadata(parsed.metadata),
@@ -196,31 +186,30 @@ class InMemoryAgentEnvironmentProvider:
                 files=_mounted_files(parsed.profile),
             )
             self.create_effects += 1
-            self._environments[env_id] = state
-            return InMemoryAgentEnvironment(self, state, "created")
+            environments[env_id] = record
+            return InMemoryAgentEnvironment(self.state, record, "created")
 
         return await create_agent_environment_with_idempotency(self._records, parsed, provision)
 
     async def get(self, id: str) -> InMemoryAgentEnvironment | None:
-        state = self._environments.get(id)
-        return None if state is None else InMemoryAgentEnvironment(self, state, None)
+        record = self.state.environments.get(id)
+        return None if record is None else InMemoryAgentEnvironment(self.state, record, None)
 
     async def list(self, query: AgentEnvironmentQuery | Mapping[str, Any] | None = None) -> list[AgentEnvironmentSummary]:
         if query is not None and not isinstance(query, AgentEnvironmentQuery):
-            query = AgentEnvironmentQuery.parse_wire(thaw(dict(query)))
+            query = AgentEnvironmentQuery.parse_wire(query)
         found: list[AgentEnvironmentSummary] = []
-        for state in self._environments.values():
-            if query is not None and query.name is not None and state.name != query.name:
+        for record in self.state.environments.values():
+            if query is not None and query.name is not None and record.name != query.name:
                 continue
             if query is not None and query.metadata is not None:
-                held: Mapping[str, Any] = state.metadata or {}
+                held: Mapping[str, Any] = record.metadata or {}
                 if any(key not in held or held[key] != value for key, value in query.metadata.items()):
                     continue
             found.append(
-                _present_only(
-                    AgentEnvironmentSummary,
-                    id=state.id, provider=self._name, name=state.name, status=state.status,
-                    metadata=state.metadata,
+                AgentEnvironmentSummary(
+                    id=record.id, provider=self.state.name, name=record.name, status=record.status,
+                    metadata=record.metadata,
                 )
             )
         return found
@@ -228,8 +217,8 @@ class InMemoryAgentEnvironmentProvider:
     # forks ----------------------------------------------------------------------------------
 
     async def _fork_created(self, ref: ForkedEnvironmentRef) -> None:
-        files = dict(self._snapshots.get(ref.source_checkpoint_id, {}))
-        self._environments[ref.environment_id] = _EnvironmentState(
+        files = dict(self.state.snapshots.get(ref.source_checkpoint_id, {}))
+        self.state.environments[ref.environment_id] = InMemoryEnvironmentRecord(
             id=ref.environment_id,
             name=None,
             metadata=detached_metadata(ref.metadata),
@@ -239,9 +228,9 @@ class InMemoryAgentEnvironmentProvider:
         )
 
     async def _fork_destroyed(self, ref: ForkedEnvironmentRef) -> None:
-        state = self._environments.pop(ref.environment_id, None)
-        if state is not None:
-            state.status = "stopped"
+        record = self.state.environments.pop(ref.environment_id, None)
+        if record is not None:
+            record.status = "stopped"
 
 
 class _SnapshottingBranching:
@@ -264,12 +253,12 @@ class _SnapshottingBranching:
         return self.engine.capabilities
 
     async def checkpoint(self, request: Any) -> Any:
-        exact = request if isinstance(request, WorkspaceCheckpointRequest) else WorkspaceCheckpointRequest.parse_wire(thaw(request))
-        source = self._provider._environments.get(exact.source.environment_id)
+        exact = request if isinstance(request, WorkspaceCheckpointRequest) else WorkspaceCheckpointRequest.parse_wire(plain_wire(request))
+        source = self._provider.state.environments.get(exact.source.environment_id)
         files = dict(source.files) if source is not None else None
         result = await self.engine.checkpoint(exact)
         if getattr(result, "status", None) == "created":
-            self._provider._snapshots[result.checkpoint.checkpoint_id] = files or {}
+            self._provider.state.snapshots[result.checkpoint.checkpoint_id] = files or {}
         return result
 
     async def lookup_checkpoint(self, request: Any) -> Any:
@@ -278,7 +267,7 @@ class _SnapshottingBranching:
     async def delete_checkpoint(self, request: Any) -> Any:
         result = await self.engine.delete_checkpoint(request)
         if getattr(result, "status", None) == "deleted":
-            self._provider._snapshots.pop(result.target_id, None)
+            self._provider.state.snapshots.pop(result.target_id, None)
         return result
 
     async def fork(self, request: Any) -> Any:
@@ -298,7 +287,7 @@ def _mounted_files(profile: AgentProfile | str) -> dict[str, str]:
     for mount in profile.resources.files:
         resource = mount.resource
         if getattr(resource, "kind", None) == "inline":
-            files[_resolve(".", mount.path)] = resource.content  # type: ignore[union-attr]
+            files[workspace_path(".", mount.path)] = resource.content  # type: ignore[union-attr]
     return files
 
 
@@ -316,7 +305,7 @@ def _unmountable_resources(profile: AgentProfile) -> list[ContractIssue]:
                 )
             )
         try:
-            if _resolve(".", mount.path) == ".":
+            if workspace_path(".", mount.path) == ".":
                 raise ContractError.single("/path", "path_is_root", "a file cannot be mounted at the root")
         except ContractError as error:
             issues.append(ContractIssue(f"/profile/resources/files/{index}/path", error.issues[0].code, "mount path must stay inside the workspace"))
