@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agent_interface.conformance.report import ConformanceReport, ConformanceUsageError
 from agent_interface.conformance.sessions import (
     run_session_conformance,
     run_session_conformance_async,
@@ -53,6 +54,22 @@ def test_failing_cleanup_is_retried_to_destroyed() -> None:
 def test_async_entry_point() -> None:
     report = asyncio.run(run_session_conformance_async(instances=InMemoryAgentInstances()))
     assert report.ok and len(report.checks) == 4
+    assert isinstance(report, ConformanceReport) and report.kit == "session" and report.subject == "instances"
+
+
+def test_nothing_to_check_is_a_usage_error() -> None:
+    with pytest.raises(ConformanceUsageError, match="at least one of"):
+        run_session_conformance()
+    with pytest.raises(ConformanceUsageError):
+        asyncio.run(run_session_conformance_async(instances=None))
+
+
+def test_the_sync_entry_point_works_inside_a_running_loop() -> None:
+    async def inside() -> ConformanceReport:
+        return run_session_conformance(leases=InMemoryWorkspaceLeases())
+
+    report = asyncio.run(inside())
+    assert report.ok and report.names("passed")[0] == "leases.allocate"
 
 
 class LeakyInstances(InMemoryAgentInstances):

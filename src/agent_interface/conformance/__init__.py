@@ -1,52 +1,66 @@
-"""Conformance checks that any Python provider can run against itself.
+"""Conformance kits that any Python implementation runs against itself.
 
-``run_provider_conformance(provider)`` checks the capability document, the method
-surface, idempotent creation, metadata detachment and refusal-before-effect, and
-runs the durable-branching checks when the provider declares them.
-``run_session_conformance(instances=..., leases=..., terminals=...)`` checks the
-long-lived session surfaces. ``run_portable_context_conformance(plan=..., counters=...,
-...)`` checks context planning, transfer and native continuation. Use it from a
-test: ``run_provider_conformance(MyProvider()).raise_for_failures()``.
+Every kit has an ``async def run_X_conformance_async`` and a synchronous
+``run_X_conformance`` (which also works inside a running event loop), and both return one
+:class:`ConformanceReport`: passed, failed and skipped checks by name, ``ok`` (nothing
+failed and something passed) and :meth:`ConformanceReport.raise_for_failures`. A kit
+called with nothing to check raises :class:`ConformanceUsageError`. From pytest::
+
+    def test_my_provider_conforms() -> None:
+        run_provider_conformance(MyProvider()).raise_for_failures()
+
+* :func:`run_provider_conformance`: an environment provider (capability document, method
+  surface, keyed create, metadata snapshots, one streamed turn, dispatch and sessions,
+  workspace, refusals before effect, cleanup; durable branching when declared);
+* :func:`run_session_conformance`: managed agents, workspace leases, terminals and
+  interactive sessions;
+* :func:`run_branching_conformance`: a durable workspace-branching engine;
+* :func:`run_portable_context_conformance`: context planning, transfer and native
+  continuation.
+
+``docs/conformance.md`` lists every check beside the reference testkit's.
 """
 
 from agent_interface.conformance.branching import (
-    BranchingConformanceReport,
     run_branching_conformance,
     run_branching_conformance_async,
 )
-from agent_interface.conformance.branching import ConformanceCheck as BranchingConformanceCheck
 from agent_interface.conformance.portable_context import (
     PORTABLE_CONTEXT_CHECKS,
     run_portable_context_conformance,
     run_portable_context_conformance_async,
 )
 from agent_interface.conformance.provider import (
+    PROVIDER_CHECKS,
+    run_provider_conformance,
+    run_provider_conformance_async,
+)
+from agent_interface.conformance.report import (
+    CheckStatus,
     ConformanceCheck,
     ConformanceFailure,
-    ProviderConformanceReport,
-    provider_conformance,
-    run_provider_conformance,
+    ConformanceReport,
+    ConformanceUsageError,
 )
 from agent_interface.conformance.sessions import (
-    SessionConformanceReport,
     run_session_conformance,
     run_session_conformance_async,
 )
 
 __all__ = [
     "PORTABLE_CONTEXT_CHECKS",
-    "BranchingConformanceCheck",
-    "BranchingConformanceReport",
+    "PROVIDER_CHECKS",
+    "CheckStatus",
     "ConformanceCheck",
     "ConformanceFailure",
-    "ProviderConformanceReport",
-    "SessionConformanceReport",
-    "provider_conformance",
+    "ConformanceReport",
+    "ConformanceUsageError",
     "run_branching_conformance",
     "run_branching_conformance_async",
     "run_portable_context_conformance",
     "run_portable_context_conformance_async",
     "run_provider_conformance",
+    "run_provider_conformance_async",
     "run_session_conformance",
     "run_session_conformance_async",
 ]

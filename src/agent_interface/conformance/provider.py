@@ -1,481 +1,609 @@
-"""Provider conformance: checks any Python environment provider can run against itself.
+"""Provider conformance: the checks any Python environment provider runs against itself.
 
 From pytest::
 
-    from agent_interface.conformance.provider import run_provider_conformance
+    from agent_interface.conformance import run_provider_conformance, run_provider_conformance_async
 
     def test_my_provider_conforms() -> None:
         run_provider_conformance(MyProvider()).raise_for_failures()
 
-or ``await provider_conformance(provider)`` inside a running event loop.
+    async def test_my_provider_conforms_async() -> None:
+        (await run_provider_conformance_async(MyProvider())).raise_for_failures()
 
-Checks, each reported by name with a readable message:
-
-* ``capabilities.valid``: the capability document validates strictly;
-* ``surface.provider`` / ``surface.environment``: optional methods are present exactly
-  when their capability is declared;
-* ``create.basic``: a minimal create succeeds and states a provable or absent verdict;
-* ``metadata.snapshot`` / ``metadata.detached`` / ``metadata.immutable``: metadata is the
-  snapshot sent, and neither mutating the input nor the returned value changes it;
-* ``idempotency.replay`` / ``idempotency.conflict`` / ``idempotency.concurrent``: the
-  keyed create contract, including one effect for concurrent same-key calls;
-* ``refusal.*``: requests the capability document denies are refused before any effect;
-* ``branching.durable``: the durable branching kit, when the provider declares it.
+The kit creates environments through the provider, so it sends what the Protocols
+declare: a :class:`~agent_interface.provider.turn.CreateAgentEnvironmentInput` to
+``create`` and an :class:`~agent_interface.provider.turn.AgentTurnInput` to ``stream``
+and ``dispatch``. It proves everything the reference testkit's
+``runAgentEnvironmentProviderConformance`` proves, plus the checks listed in
+``docs/conformance.md``; :data:`PROVIDER_CHECKS` names every check it can record (the
+durable branching kit's checks are folded in as ``branching.<name>``). Every
+environment it creates is destroyed before it returns, whatever failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
-import inspect
-import itertools
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from agent_interface.conformance.branching import run_branching_conformance_async
+from agent_interface.conformance.provider_turns import (
+    DEFAULT_PROMPT,
+    TurnProbe,
+    check_capability_surface_by_member,
+    check_dispatch_and_session,
+    check_stream,
+    check_turn_profile_refusal,
+    check_workspace,
+    within,
+)
+from agent_interface.conformance.report import (
+    CheckFailed,
+    CheckRun,
+    ConformanceReport,
+    ConformanceUsageError,
+    describe_error,
+    expect,
+    run_sync,
+)
 from agent_interface.core.canonical import sha256_utf8
 from agent_interface.core.errors import ContractError
-from agent_interface.core.model import thaw
+from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.capabilities import (
     AgentEnvironmentCapabilities,
+    accepts_cwd_base,
     declares_durable_branching,
 )
-from agent_interface.provider.protocols import check_capability_surface
+from agent_interface.provider.protocols import capability_surface_members
+from agent_interface.provider.turn import CreateAgentEnvironmentInput
 
 __all__ = [
-    "ConformanceCheck",
-    "ConformanceFailure",
-    "ProviderConformanceReport",
-    "provider_conformance",
+    "BRANCHING_OPERATIONS",
+    "PROVIDER_CHECKS",
     "run_provider_conformance",
+    "run_provider_conformance_async",
 ]
 
-CheckStatus = Literal["passed", "failed", "skipped"]
+BRANCHING_OPERATIONS = ("checkpoint", "lookup_checkpoint", "delete_checkpoint", "fork", "lookup_fork", "destroy_fork")
+"""The methods a durable ``workspace_branching`` object has, all of them."""
+
+PROVIDER_CHECKS: tuple[str, ...] = (
+    "provider.name",
+    "capabilities.valid",
+    *(f"surface.provider.{member}" for member in capability_surface_members("provider")),
+    "create.basic",
+    "environment.id",
+    "environment.provider",
+    "capabilities.environment",
+    *(f"surface.environment.{member}" for member in capability_surface_members("environment")),
+    "branching.operations",
+    "metadata.snapshot",
+    "metadata.immutable",
+    "idempotency.replay",
+    "idempotency.replay_verdict",
+    "idempotency.per_call",
+    "idempotency.conflict",
+    "idempotency.key_kept",
+    "idempotency.concurrent",
+    "metadata.detached",
+    "stream.events",
+    "stream.terminal",
+    "stream.result",
+    "stream.usage",
+    "dispatch.session_id",
+    "session.handle",
+    *(f"surface.session.{member}" for member in capability_surface_members("session")),
+    "workspace.write",
+    "workspace.read",
+    "workspace.exec",
+    "refusal.system_prompt_replace",
+    "refusal.cwd_base_repository",
+    "refusal.cwd_base_host",
+    "refusal.turn_profile",
+    "branching.durable",
+    "destroy",
+)
+"""Every check this kit records, in order. The durable branching kit's own checks are
+added as ``branching.<name>`` when the provider declares durable branching."""
+
+_STILL_LIVE = ("running", "pending", "provisioning")
 
 
-@dataclass(frozen=True, slots=True)
-class ConformanceCheck:
-    name: str
-    status: CheckStatus
-    message: str
-
-    @property
-    def passed(self) -> bool:
-        return self.status != "failed"
-
-    def __str__(self) -> str:
-        return f"[{self.status.upper()}] {self.name}: {self.message}"
+def _reordered(value: Any) -> Any:
+    """The same JSON with the keys of every object in reverse order."""
+    if isinstance(value, Mapping):
+        return {key: _reordered(value[key]) for key in reversed(list(value))}
+    if isinstance(value, (list, tuple)):
+        return [_reordered(item) for item in value]
+    return value
 
 
-class ConformanceFailure(AssertionError):
-    """Raised by :meth:`ProviderConformanceReport.raise_for_failures`."""
+def _text(value: object) -> bool:
+    return isinstance(value, str) and value != ""
 
 
-@dataclass
-class ProviderConformanceReport:
-    """Every check run against one provider."""
-
-    subject: str
-    checks: list[ConformanceCheck] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return all(check.passed for check in self.checks)
-
-    @property
-    def failures(self) -> list[ConformanceCheck]:
-        return [check for check in self.checks if check.status == "failed"]
-
-    def check(self, name: str) -> ConformanceCheck:
-        for item in self.checks:
-            if item.name == name:
-                return item
-        raise KeyError(name)
-
-    def add(self, name: str, ok: bool, message: str) -> None:
-        self.checks.append(ConformanceCheck(name, "passed" if ok else "failed", message))
-
-    def skip(self, name: str, message: str) -> None:
-        self.checks.append(ConformanceCheck(name, "skipped", message))
-
-    def __str__(self) -> str:
-        failed = len(self.failures)
-        head = f"provider conformance for {self.subject!r}: " + (
-            "all checks passed" if not failed else f"{failed} of {len(self.checks)} checks failed"
-        )
-        return "\n".join([head, *(f"  {check}" for check in self.checks)])
-
-    def raise_for_failures(self) -> None:
-        if not self.passed:
-            raise ConformanceFailure(str(self))
-
-
-async def _maybe(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, ContractError):
-        issue = error.issues[0]
-        return f"refused {issue.path or '/'} [{issue.code}]"
-    return f"{type(error).__name__}: {error}"
-
-
-def _default_input(key: str, metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {"profile": {"name": "conformance-probe"}, "metadata": dict(metadata), "idempotencyKey": key}
-
-
-def _exact_run(provider: str, environment_id: str) -> dict[str, str]:
-    nonce = uuid.uuid4().hex[:12]
-    return {
-        "runId": f"conformance-run-{nonce}",
-        "provider": provider,
-        "environmentId": environment_id,
-        "sessionId": f"conformance-session-{nonce}",
-        "executionId": f"conformance-execution-{nonce}",
-        "requestDigest": sha256_utf8(f"conformance-{nonce}"),
-    }
-
-
-async def _destroy(environment: Any) -> None:
-    destroy = getattr(environment, "destroy", None)
-    if destroy is not None:
-        with contextlib.suppress(Exception):
-            await _maybe(destroy())
-
-
-async def _count(provider: Any) -> int | None:
-    lister = getattr(provider, "list", None)
-    if lister is None:
-        return None
+def _member(subject: object, name: str) -> Any:
+    """``subject.name``, or ``None`` when it is missing or reading it raises."""
     try:
-        return len(await _maybe(lister()))
+        return getattr(subject, name, None)
     except Exception:
         return None
 
 
-async def provider_conformance(
+def _environment_key(environment: Any) -> object:
+    identifier = _member(environment, "id")
+    return identifier if _text(identifier) else ("object", id(environment))
+
+
+@dataclass
+class _Probe:
+    """One kit run: the provider, the inputs it builds and the environments it made."""
+
+    provider: Any
+    run: CheckRun
+    base: dict[str, Any]
+    nonce: str
+    timeout: float
+    made: list[Any] = field(default_factory=list)
+    keys: int = 0
+
+    def key(self) -> str:
+        self.keys += 1
+        return f"conformance-{self.nonce}-{self.keys}"
+
+    def create_input(self, key: str, metadata: Mapping[str, Any], **changes: Any) -> CreateAgentEnvironmentInput:
+        wire = {**self.base, **changes}
+        wire["metadata"] = {**(self.base.get("metadata") or {}), **metadata}
+        wire["idempotencyKey"] = key
+        return CreateAgentEnvironmentInput.parse_wire(wire)
+
+    async def create(self, input: CreateAgentEnvironmentInput, what: str = "create()") -> Any:
+        environment = await within(self.timeout, self.provider.create(input), what)
+        if environment is not None:
+            self.made.append(environment)
+        return environment
+
+    async def count(self) -> int | None:
+        """How many environments ``list()`` shows (``None`` without a usable ``list``)."""
+        lister = getattr(self.provider, "list", None)
+        if not callable(lister):
+            return None
+        try:
+            return len(await within(self.timeout, lister(), "list()"))
+        except Exception:
+            return None
+
+    async def get(self, environment_id: str) -> tuple[bool, Any]:
+        """``(True, answer)`` of ``get(id)``, or ``(False, None)`` without a ``get``."""
+        getter = getattr(self.provider, "get", None)
+        if not callable(getter):
+            return False, None
+        return True, await within(self.timeout, getter(environment_id), "get()")
+
+
+def _create_base(create_input: CreateAgentEnvironmentInput | Mapping[str, Any] | None) -> dict[str, Any]:
+    supplied = plain_wire(create_input) if create_input is not None else {}
+    if not isinstance(supplied, dict):
+        raise ConformanceUsageError("create_input must be a CreateAgentEnvironmentInput or its wire mapping")
+    if "idempotencyKey" in supplied:
+        raise ConformanceUsageError("create_input must not carry idempotencyKey: the kit chooses its own keys")
+    base = {"profile": {"name": "conformance-profile"}, "name": "conformance-environment", **supplied}
+    try:
+        CreateAgentEnvironmentInput.parse_wire(base)
+    except ContractError as error:
+        raise ConformanceUsageError(f"create_input is not a valid create input: {error}") from None
+    return base
+
+
+def _secrets_of(base: Mapping[str, Any]) -> list[str]:
+    found = [value for value in (base.get("env") or {}).values() if isinstance(value, str)]
+    secrets = base.get("secrets")
+    if isinstance(secrets, Mapping):
+        found.extend(value for value in secrets.values() if isinstance(value, str))
+    return found
+
+
+async def run_provider_conformance_async(
     provider: Any,
     *,
-    create_input: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] | None = None,
-    branching_conformance: Callable[..., Awaitable[Any] | Any] | None = None,
-) -> ProviderConformanceReport:
-    """Run every check against ``provider`` and return the report (never raises for a
-    failed check). ``create_input(key, metadata)`` builds a valid create document for
-    providers that need more than a bare profile."""
-    build = create_input or _default_input
-    subject = str(getattr(provider, "name", type(provider).__name__))
-    report = ProviderConformanceReport(subject)
-    run = uuid.uuid4().hex[:12]
-    keys = (f"conformance-{run}-{n}" for n in itertools.count(1))
-    made: list[Any] = []
+    create_input: CreateAgentEnvironmentInput | Mapping[str, Any] | None = None,
+    prompt: str = DEFAULT_PROMPT,
+    require_usage: bool = False,
+    require_dispatch: bool = False,
+    timeout: float = 30.0,
+) -> ConformanceReport:
+    """Run every check against ``provider`` and return the report; a failed check is
+    reported, never raised.
 
-    # --- capability document ------------------------------------------------------------
+    ``create_input`` holds create fields the provider needs (wire names, merged over a
+    minimal ``{"profile": {"name": ...}, "name": ...}``; the kit adds its own
+    ``metadata`` entries and chooses every ``idempotencyKey``). ``prompt`` is the turn
+    the kit streams and dispatches. ``require_usage`` / ``require_dispatch`` demand
+    usage and ``dispatch()`` even when undeclared. ``timeout`` bounds each provider call
+    and each turn, in seconds. Raises :class:`ConformanceUsageError` when ``provider``
+    is ``None`` or ``create_input`` is unusable.
+    """
+    if provider is None:
+        raise ConformanceUsageError("run_provider_conformance needs the provider to check")
+    if timeout <= 0:
+        raise ConformanceUsageError("timeout must be a positive number of seconds")
+    base = _create_base(create_input)
+    name = _member(provider, "name")
+    subject = name if _text(name) else type(provider).__name__
+    run = CheckRun("provider", subject, secrets=_secrets_of(base))
+    probe = _Probe(provider, run, base, uuid.uuid4().hex[:12], timeout)
     try:
-        raw = await _maybe(provider.capabilities())
-        wire = raw.to_wire() if isinstance(raw, AgentEnvironmentCapabilities) else thaw(raw)
-        capabilities = AgentEnvironmentCapabilities.parse_wire(wire)
-        report.add("capabilities.valid", True, "the capability document validates strictly")
-    except Exception as error:
-        report.add("capabilities.valid", False, f"the capability document is invalid: {_describe(error)}")
-        return report
+        await _checks(probe, prompt, require_usage, require_dispatch)
+    finally:
+        await _destroy_all(probe)
+    recorded = {check.name for check in run.checks}
+    for check in PROVIDER_CHECKS:
+        if check not in recorded:
+            run.skip(check, "not run: an earlier check it depends on failed")
+    not_certified = ["replay after an ambiguous answer or a provider restart (the kit runs in one process)"]
+    if not callable(getattr(provider, "list", None)):
+        not_certified.append("refusal before any effect and one effect per key: without list() only the answers are seen")
+    return run.report(not_certified=not_certified)
 
-    issues = check_capability_surface(provider, capabilities, kind="provider")
-    report.add(
-        "surface.provider",
-        not issues,
-        "provider members match its capabilities" if not issues else "; ".join(map(str, issues)),
-    )
 
-    # --- basic create and metadata ---------------------------------------------------------
-    original: dict[str, Any] = {"probe": {"nested": ["a", 1]}, "owner": "conformance"}
-    sent = copy.deepcopy(original)
-    first_key = next(keys)
-    first_input = dict(build(first_key, sent))
-    try:
-        environment = await _maybe(provider.create(first_input))
-        made.append(environment)
-    except Exception as error:
-        report.add("create.basic", False, f"a minimal keyed create failed: {_describe(error)}")
-        return report
-    creation = getattr(environment, "creation", None)
-    report.add(
-        "create.basic",
-        creation in ("created", None) and bool(getattr(environment, "id", None)),
-        f"created {getattr(environment, 'id', '?')!r} with creation={creation!r}"
-        + ("" if creation in ("created", None) else " (a first create must be 'created' or absent)"),
-    )
-    issues = check_capability_surface(
-        environment, getattr(environment, "capabilities", None) or capabilities, kind="environment"
-    )
-    report.add(
-        "surface.environment",
-        not issues,
-        "environment members match its capabilities" if not issues else "; ".join(map(str, issues)),
-    )
+def run_provider_conformance(provider: Any, **options: Any) -> ConformanceReport:
+    """Synchronous :func:`run_provider_conformance_async` (works inside a running loop)."""
+    return run_sync(run_provider_conformance_async(provider, **options))
 
-    def plain(value: Any) -> Any:
-        return thaw(value) if value is not None else None
 
-    snapshot = plain(getattr(environment, "metadata", None))
-    report.add(
-        "metadata.snapshot",
-        snapshot == original,
-        "create returns the metadata it was given"
-        if snapshot == original
-        else f"create returned metadata {snapshot!r}, expected {original!r}",
+async def _checks(probe: _Probe, prompt: str, require_usage: bool, require_dispatch: bool) -> None:
+    run, provider = probe.run, probe.provider
+
+    async def named() -> None:
+        expect(_text(getattr(provider, "name", None)), f"provider.name must be a non-empty string, not {getattr(provider, 'name', None)!r}")
+
+    await run.check("provider.name", named, "the provider has a name")
+
+    document: dict[str, AgentEnvironmentCapabilities] = {}
+
+    async def valid() -> None:
+        expect(callable(getattr(provider, "capabilities", None)), "the provider has no capabilities()")
+        raw = await within(probe.timeout, provider.capabilities(), "capabilities()")
+        try:
+            document["provider"] = AgentEnvironmentCapabilities.parse_wire(plain_wire(raw))
+        except ContractError as error:
+            raise CheckFailed(f"the capability document is invalid: {error}") from None
+
+    if not await run.check("capabilities.valid", valid, "the capability document validates strictly"):
+        return  # nothing is created against a document that does not validate
+    capabilities = document["provider"]
+    check_capability_surface_by_member(run, provider, capabilities, "provider")
+
+    original = {
+        "owner": "conformance",
+        "probe": {"nested": ["a", 1, {"z": True, "y": 2.5}], "depth": {"b": 2, "a": 1}},
+        "run": probe.nonce,
+    }
+    first_key = probe.key()
+    first_input = probe.create_input(first_key, original)
+    state: dict[str, Any] = {}
+
+    async def created() -> None:
+        environment = await probe.create(first_input)
+        expect(environment is not None, "create() answered None instead of an environment")
+        state["environment"] = environment
+        creation = getattr(environment, "creation", None)
+        expect(creation in ("created", None), f"a first keyed create states creation={creation!r}; only 'created' or nothing is true")
+
+    await run.check("create.basic", created, "a keyed create answered an environment")
+    environment = state.get("environment")
+    if environment is None:
+        return
+
+    async def has_id() -> None:
+        expect(_text(getattr(environment, "id", None)), f"environment.id must be a non-empty string, not {getattr(environment, 'id', None)!r}")
+
+    async def has_provider() -> None:
+        value = getattr(environment, "provider", None)
+        expect(_text(value), f"environment.provider must be a non-empty string, not {value!r}")
+
+    await run.check("environment.id", has_id, "the environment has an id")
+    await run.check("environment.provider", has_provider, "the environment names its provider")
+
+    async def own_document() -> None:
+        own = getattr(environment, "capabilities", None)
+        if own is None:
+            return
+        try:
+            document["environment"] = AgentEnvironmentCapabilities.parse_wire(plain_wire(own))
+        except ContractError as error:
+            raise CheckFailed(f"the environment's own capability document is invalid: {error}") from None
+
+    await run.check("capabilities.environment", own_document, "the environment is described by a valid document")
+    doc = document.get("environment", capabilities)
+    check_capability_surface_by_member(run, environment, doc, "environment")
+    await _branching_operations(run, environment, doc)
+    await _metadata_and_idempotency(probe, environment, first_input, original)
+
+    turn = TurnProbe(
+        prompt=prompt,
+        session_id=f"conformance-session-{probe.nonce}",
+        turn_id=f"conformance-turn-{probe.nonce}",
+        dispatch_session_id=f"conformance-dispatch-{probe.nonce}",
+        timeout=probe.timeout,
+        require_usage=require_usage,
+        require_dispatch=require_dispatch,
     )
-    sent["probe"]["nested"].append("mutated")
-    sent["owner"] = "mutated"
-    after_input = plain(getattr(environment, "metadata", None))
-    report.add(
-        "metadata.detached",
-        after_input == original,
-        "mutating the caller's metadata after create changes nothing stored"
-        if after_input == original
-        else "mutating the caller's metadata changed the environment's metadata",
-    )
-    returned = getattr(environment, "metadata", None)
-    if returned is not None:
-        attempts: tuple[Callable[[], Any], ...] = (
-            lambda: returned.__setitem__("owner", "x"),
-            lambda: returned["probe"]["nested"].append("x"),
-            lambda: returned["probe"].__setitem__("nested", []),
+    await check_stream(run, environment, doc, turn)
+    await check_dispatch_and_session(run, environment, doc, turn)
+    await check_workspace(run, environment, doc, f"conformance-{probe.nonce}.txt", probe.timeout)
+    await _create_refusals(probe, doc)
+    await check_turn_profile_refusal(run, environment, doc, turn)
+    await _durable_branching(run, environment, doc, probe)
+
+
+async def _branching_operations(run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities) -> None:
+    if not declares_durable_branching(capabilities):
+        run.skip("branching.operations", "durable branching is not declared")
+        return
+    engine = getattr(environment, "workspace_branching", None)
+    if engine is None:
+        run.skip("branching.operations", "no workspace_branching (see surface.environment.workspace_branching)")
+        return
+
+    async def complete() -> None:
+        missing = [method for method in BRANCHING_OPERATIONS if not callable(getattr(engine, method, None))]
+        expect(not missing, f"durable branching is all-or-nothing; workspace_branching has no {', '.join(missing)}")
+
+    await run.check("branching.operations", complete, "workspace_branching has every durable operation")
+
+
+async def _metadata_and_idempotency(
+    probe: _Probe, environment: Any, first_input: CreateAgentEnvironmentInput, original: dict[str, Any]
+) -> None:
+    run = probe.run
+    env_id = _member(environment, "id")
+
+    async def stored_metadata() -> list[Any]:
+        seen = [plain_wire(getattr(environment, "metadata", None))]
+        if isinstance(env_id, str) and env_id:
+            has_get, fresh = await probe.get(env_id)
+            if has_get:
+                expect(fresh is not None, "get() does not find the environment create answered")
+                seen.append(plain_wire(getattr(fresh, "metadata", None)))
+        return seen
+
+    async def snapshot() -> None:
+        for where, seen in zip(("create()", "get()"), await stored_metadata(), strict=False):
+            expect(seen == original, f"{where} answered metadata {seen!r}, not the {original!r} sent")
+
+    await run.check("metadata.snapshot", snapshot, "create() and get() answer the metadata sent")
+
+    async def immutable() -> None:
+        before = await stored_metadata()
+        returned: Any = getattr(environment, "metadata", None)
+        attempts: tuple[Callable[[], object], ...] = (
+            lambda: returned.__setitem__("owner", "mutated"),
+            lambda: returned["probe"]["nested"].append("mutated"),
+            lambda: returned["probe"]["depth"].__setitem__("a", -1),
+            lambda: returned.__delitem__("run"),
         )
         for attempt in attempts:
-            with contextlib.suppress(TypeError, AttributeError):
+            with contextlib.suppress(Exception):  # refusing the mutation is what a snapshot does
                 attempt()
-    getter = getattr(provider, "get", None)
-    fresh = await _maybe(getter(environment.id)) if getter is not None else environment
-    stored = plain(getattr(fresh, "metadata", None)) if fresh is not None else None
-    mutated_ok = plain(getattr(environment, "metadata", None)) == original and stored == original
-    report.add(
-        "metadata.immutable",
-        mutated_ok,
-        "mutating the returned metadata changes nothing stored"
-        if mutated_ok
-        else "the returned metadata could be mutated, or get() returns different metadata",
-    )
+        for where, seen, was in zip(("the environment", "get()"), await stored_metadata(), before, strict=False):
+            expect(seen == was, f"mutating the returned metadata changed what {where} answers: {seen!r}")
 
-    # --- idempotency ---------------------------------------------------------------------
-    try:
-        replay = await _maybe(provider.create(dict(build(first_key, copy.deepcopy(original)))))
-        ok = getattr(replay, "id", None) == environment.id and getattr(replay, "creation", None) == "replayed"
-        report.add(
-            "idempotency.replay",
-            ok,
-            "same key and canonical input replays the same environment as 'replayed'"
-            if ok
-            else f"replay returned {getattr(replay, 'id', None)!r} with creation="
-            f"{getattr(replay, 'creation', None)!r}; expected {environment.id!r} and 'replayed'",
-        )
-        report.add(
-            "idempotency.per_call",
-            getattr(environment, "creation", None) in ("created", None),
-            "a replay does not change the verdict the first call returned",
-        )
-    except Exception as error:
-        report.add("idempotency.replay", False, f"same-key replay failed: {_describe(error)}")
+    await run.check("metadata.immutable", immutable, "mutating the returned metadata changes nothing stored")
 
-    before = await _count(provider)
-    changed = copy.deepcopy(original)
-    changed["owner"] = "someone-else"
-    try:
-        await _maybe(provider.create(dict(build(first_key, changed))))
-        report.add("idempotency.conflict", False, "same key with a changed create field was accepted")
-    except Exception as error:
-        after = await _count(provider)
-        no_effect = before is None or after == before
-        report.add(
-            "idempotency.conflict",
-            no_effect,
-            f"same key with a changed field is refused before any effect ({_describe(error)})"
-            if no_effect
-            else f"the conflicting create was refused but the environment count moved {before} -> {after}",
-        )
-    try:
-        again = await _maybe(provider.create(dict(build(first_key, copy.deepcopy(original)))))
-        report.add(
-            "idempotency.key_kept",
-            getattr(again, "id", None) == environment.id,
-            "the key still names the first environment after a refused conflict",
-        )
-    except Exception as error:
-        report.add("idempotency.key_kept", False, f"the original input no longer replays: {_describe(error)}")
+    replay_state: dict[str, Any] = {}
 
-    concurrent_key = next(keys)
-    before = await _count(provider)
-    try:
-        results = await asyncio.gather(
-            *(_maybe(provider.create(dict(build(concurrent_key, copy.deepcopy(original))))) for _ in range(4))
-        )
-        made.append(results[0])
-        ids = {getattr(item, "id", None) for item in results}
-        verdicts = [getattr(item, "creation", None) for item in results]
-        after = await _count(provider)
-        one_effect = before is None or after == before + 1
-        ok = len(ids) == 1 and sum(v != "replayed" for v in verdicts) <= 1 and one_effect
-        report.add(
-            "idempotency.concurrent",
-            ok,
-            "concurrent same-key creates produce one environment and one create effect"
-            if ok
-            else f"concurrent same-key creates returned ids {sorted(map(str, ids))}, verdicts {verdicts}, "
-            f"environment count {before} -> {after}",
-        )
-    except Exception as error:
-        report.add("idempotency.concurrent", False, f"concurrent same-key creates failed: {_describe(error)}")
+    async def replayed() -> None:
+        verdict_before = getattr(environment, "creation", None)
+        replay = await probe.create(CreateAgentEnvironmentInput.parse_wire(_reordered(first_input.to_wire())), "replayed create()")
+        expect(replay is not None, "the replayed create answered None")
+        replay_state.update(replay=replay, before=verdict_before)
+        same = getattr(replay, "id", None) == env_id and getattr(replay, "provider", None) == getattr(environment, "provider", None)
+        expect(same, f"the same key and input with reordered fields answered {getattr(replay, 'id', None)!r}, not {env_id!r}")
 
-    # --- refusals before effects --------------------------------------------------------------
-    await _refusal_checks(provider, capabilities, environment, build, keys, report, made)
+    if await run.check("idempotency.replay", replayed, "the same input with reordered fields replays the environment"):
 
-    # --- durable branching ---------------------------------------------------------------------
-    if declares_durable_branching(capabilities):
-        branching = getattr(environment, "workspace_branching", None)
-        kit: Callable[..., Any] | None = branching_conformance
-        if kit is None:
-            try:
-                from agent_interface.conformance.branching import run_branching_conformance_async
+        async def verdict() -> None:
+            replay = replay_state["replay"]
+            stated = getattr(replay, "creation", None)
+            expect(stated in ("replayed", None), f"a same-key replay states creation={stated!r}; it created nothing")
+            expect(
+                replay_state["before"] is None or stated == "replayed",
+                "a provider that states a creation verdict must state 'replayed' on a same-key replay",
+            )
 
-                kit = run_branching_conformance_async
-            except ImportError:
-                kit = None
-        if kit is None:
-            report.skip("branching.durable", "the branching conformance kit is not installed")
-        elif branching is None:
-            report.add("branching.durable", False, "durable branching is declared but the environment has no workspace_branching")
-        else:
-            try:
-                result = await _maybe(
-                    kit(
-                        branching,
-                        provider=subject,
-                        source=_exact_run(subject, str(environment.id)),
-                        declared=capabilities.branching.to_wire(),
-                    )
-                )
-                nested = list(getattr(result, "checks", ()) or ())
-                for check in nested:
-                    name = getattr(check, "name", "check")
-                    status = getattr(check, "status", None)
-                    passed = getattr(check, "passed", status != "failed")
-                    message = str(getattr(check, "message", "") or "") or "durable branching check"
-                    report.add(f"branching.{name}", bool(passed), message)
-                if not nested:
-                    passed = bool(getattr(result, "ok", getattr(result, "passed", False)))
-                    report.add("branching.durable", passed, str(result) or "branching kit ran no checks")
-            except Exception as error:
-                report.add("branching.durable", False, f"the branching kit raised {_describe(error)}")
+        async def per_call() -> None:
+            after = getattr(environment, "creation", None)
+            expect(after == replay_state["before"], f"the replay changed the first call's verdict from {replay_state['before']!r} to {after!r}")
+
+        await run.check("idempotency.replay_verdict", verdict, "the replay states 'replayed' or nothing")
+        await run.check("idempotency.per_call", per_call, "each call keeps its own creation verdict")
     else:
-        report.skip("branching.durable", "the provider does not declare durable branching")
+        run.skip("idempotency.replay_verdict", "not run: the replay failed")
+        run.skip("idempotency.per_call", "not run: the replay failed")
 
-    for item in made:
-        await _destroy(item)
-    return report
+    async def conflict() -> None:
+        before = await probe.count()
+        changed = first_input.model_copy(update={"name": f"{first_input.name or 'conformance'}-changed"})
+        await _expect_refused(probe, changed, "the same key with a changed name")
+        after = await probe.count()
+        expect(before is None or after == before, f"the conflicting create was refused, but list() moved {before} -> {after}")
 
+    await run.check("idempotency.conflict", conflict, "a changed input under a used key is refused before any effect")
 
-async def _refusal_checks(
-    provider: Any,
-    capabilities: AgentEnvironmentCapabilities,
-    environment: Any,
-    build: Callable[[str, Mapping[str, Any]], Mapping[str, Any]],
-    keys: Any,
-    report: ProviderConformanceReport,
-    made: list[Any],
-) -> None:
-    async def expect_refused_create(name: str, mutate: Callable[[dict[str, Any]], None], why: str) -> None:
-        key = next(keys)
-        document = dict(build(key, {"probe": name}))
-        mutate(document)
-        before = await _count(provider)
-        try:
-            created = await _maybe(provider.create(document))
-            made.append(created)
-            report.add(name, False, f"{why}, but create accepted it")
-            return
-        except Exception as error:
-            refusal = _describe(error)
-        after = await _count(provider)
-        if before is not None and after != before:
-            report.add(name, False, f"{why}; refused ({refusal}) only after an environment was created")
-            return
-        # the refused attempt must not bind the key: a valid create with it now provisions
-        try:
-            fresh = await _maybe(provider.create(dict(build(key, {"probe": name}))))
-            made.append(fresh)
-            bound = getattr(fresh, "creation", None) == "replayed"
-        except Exception as error:
-            report.add(name, False, f"{why}; refused ({refusal}) but the key stayed unusable: {_describe(error)}")
-            return
-        report.add(
-            name,
-            not bound,
-            f"{why}: refused before any effect ({refusal})"
-            if not bound
-            else f"{why}; refused ({refusal}) but the refused attempt bound the idempotency key",
-        )
+    async def key_kept() -> None:
+        again = await probe.create(first_input, "create() after a refused conflict")
+        expect(getattr(again, "id", None) == env_id, "after a refused conflict the key no longer names the first environment")
 
-    profile = capabilities.profile
-    if not profile.system_prompt.replace:
+    await run.check("idempotency.key_kept", key_kept, "the key still names the first environment after a conflict")
 
-        def system_prompt(document: dict[str, Any]) -> None:
-            body = dict(document["profile"]) if isinstance(document.get("profile"), Mapping) else {}
-            body["prompt"] = {"systemPrompt": "Replace the harness prompt."}
-            document["profile"] = body
+    other_metadata = {"owner": "conformance-other", "run": probe.nonce}
 
-        await expect_refused_create(
-            "refusal.system_prompt_replace", system_prompt, "systemPrompt.replace is false"
-        )
-    bases = capabilities.workspace.cwd_bases
-    for base in ("repository", "host"):
-        if bases is None or not getattr(bases, base):
+    async def concurrent() -> None:
+        other = probe.create_input(probe.key(), other_metadata)
+        state_other["first"] = await stored_metadata()
+        before = await probe.count()
+        results = await asyncio.gather(*(probe.create(other, "a concurrent create()") for _ in range(4)))
+        after = await probe.count()
+        ids = sorted({str(getattr(item, "id", None)) for item in results})
+        fresh = [getattr(item, "creation", None) for item in results]
+        expect(len(ids) == 1, f"four concurrent same-key creates answered environments {ids}")
+        expect(sum(verdict == "created" for verdict in fresh) <= 1, f"several concurrent calls claim they created it: {fresh}")
+        expect(before is None or after == before + 1, f"four concurrent same-key creates moved list() {before} -> {after}")
+        state_other["environment"] = results[0]
 
-            def cwd(document: dict[str, Any], base: str = base) -> None:
-                path = "." if base == "repository" else "/tmp"
-                document["workspace"] = {"cwd": {"base": base, "path": path}}
+    state_other: dict[str, Any] = {}
+    await run.check("idempotency.concurrent", concurrent, "concurrent same-key creates have one effect")
 
-            await expect_refused_create(
-                f"refusal.cwd_base_{base}", cwd, f"workspace.cwdBases does not accept {base}"
-            )
-    if not profile.runtime_update:
-        stream = getattr(environment, "stream", None)
-        name = "refusal.turn_profile"
-        if stream is None:
-            report.skip(name, "the environment has no stream method")
-            return
-        events: list[Any] = []
-        try:
-            iterator = stream({"prompt": "echo conformance", "profile": {"name": "per-turn"}})
-            async for event in iterator:
-                events.append(event)
-                break
-            report.add(name, False, "runtimeUpdate is false, but a turn carrying a profile was dispatched")
-        except Exception as error:
-            report.add(
-                name,
-                not events,
-                f"a per-turn profile is refused before dispatch ({_describe(error)})"
-                if not events
-                else "a per-turn profile was refused only after events were emitted",
-            )
+    async def detached() -> None:
+        second = state_other.get("environment")
+        expect(second is not None, "no second environment was created to compare with")
+        for where, seen, was in zip(("the first environment", "get()"), await stored_metadata(), state_other["first"], strict=False):
+            expect(seen == was, f"creating another environment changed the metadata {where} answers: {seen!r}")
+
+    if "environment" in state_other:
+        await run.check("metadata.detached", detached, "each environment keeps its own metadata snapshot")
+    else:
+        run.skip("metadata.detached", "not run: no second environment was created")
 
 
-def run_provider_conformance(
-    provider: Any,
-    *,
-    create_input: Callable[[str, Mapping[str, Any]], Mapping[str, Any]] | None = None,
-    branching_conformance: Callable[..., Awaitable[Any] | Any] | None = None,
-) -> ProviderConformanceReport:
-    """Synchronous entry point (runs its own event loop); use
-    :func:`provider_conformance` from code that already runs in an event loop."""
+async def _expect_refused(probe: _Probe, input: CreateAgentEnvironmentInput, what: str) -> ContractError:
+    """Fail the check unless ``create(input)`` raises a ``ContractError``."""
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            provider_conformance(
-                provider, create_input=create_input, branching_conformance=branching_conformance
-            )
+        accepted = await probe.create(input, f"create() with {what}")
+    except CheckFailed:
+        raise
+    except ContractError as error:
+        return error
+    except Exception as error:
+        raise CheckFailed(f"{what} must be refused with a ContractError, not {describe_error(error)}") from None
+    raise CheckFailed(f"{what} was accepted (answered {getattr(accepted, 'id', accepted)!r})")
+
+
+async def _create_refusals(probe: _Probe, capabilities: AgentEnvironmentCapabilities) -> None:
+    run = probe.run
+
+    async def refused_before_effect(name: str, why: str, **changes: Any) -> None:
+        async def body() -> None:
+            key = probe.key()
+            metadata = {"probe": name, "run": probe.nonce}
+            before = await probe.count()
+            error = await _expect_refused(probe, probe.create_input(key, metadata, **changes), why)
+            after = await probe.count()
+            expect(before is None or after == before, f"{why} was refused ({describe_error(error)}) only after list() moved {before} -> {after}")
+            fresh = await probe.create(probe.create_input(key, metadata), "a valid create under the refused key")
+            verdict = getattr(fresh, "creation", None)
+            expect(verdict != "replayed", f"{why} was refused, but the refused attempt bound its idempotency key")
+
+        await run.check(name, body, f"{why} is refused before any effect")
+
+    profile = probe.base.get("profile")
+    if capabilities.profile.system_prompt.replace:
+        run.skip("refusal.system_prompt_replace", "profile.systemPrompt.replace is declared")
+    elif not isinstance(profile, Mapping):
+        run.skip("refusal.system_prompt_replace", "the create input names a catalog profile")
+    else:
+        prompted = {**profile, "prompt": {**(profile.get("prompt") or {}), "systemPrompt": "Replace the harness prompt."}}
+        await refused_before_effect(
+            "refusal.system_prompt_replace", "a systemPrompt while systemPrompt.replace is false", profile=prompted
         )
-    raise RuntimeError("an event loop is running: await provider_conformance(provider) instead")
+    for base, path in (("repository", "."), ("host", "/tmp")):
+        name = f"refusal.cwd_base_{base}"
+        if accepts_cwd_base(capabilities, base):  # type: ignore[arg-type]
+            run.skip(name, f"workspace.cwdBases accepts {base}")
+            continue
+        workspace = {**(probe.base.get("workspace") or {}), "cwd": {"base": base, "path": path}}
+        await refused_before_effect(name, f"a {base}-based cwd that workspace.cwdBases does not accept", workspace=workspace)
+
+
+async def _durable_branching(
+    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: _Probe
+) -> None:
+    if not declares_durable_branching(capabilities):
+        run.skip("branching.durable", "durable branching is not declared")
+        return
+    engine = getattr(environment, "workspace_branching", None)
+    if engine is None or run.has_failed("branching.operations"):
+        run.skip("branching.durable", "not run: workspace_branching is missing or incomplete")
+        return
+    provider = str(getattr(environment, "provider", "") or probe.provider.name)
+    source = {
+        "runId": f"conformance-run-{probe.nonce}",
+        "provider": provider,
+        "environmentId": str(getattr(environment, "id", "")),
+        "sessionId": f"conformance-session-{probe.nonce}",
+        "executionId": f"conformance-execution-{probe.nonce}",
+        "requestDigest": sha256_utf8(f"conformance-{probe.nonce}"),
+    }
+    try:
+        nested = await asyncio.wait_for(
+            run_branching_conformance_async(
+                engine, provider=provider, source=source, declared=capabilities.branching.to_wire()
+            ),
+            probe.timeout * 20,
+        )
+    except Exception as error:
+        run.fail("branching.durable", f"the durable branching kit could not run: {describe_error(error)}")
+        return
+    failed: list[str] = []
+    passed = 0
+    for check in getattr(nested, "checks", ()):
+        status = getattr(check, "status", None)
+        if status not in ("passed", "failed", "skipped"):
+            status = "passed" if getattr(check, "passed", False) else "failed"
+        name, message = f"branching.{check.name}", str(getattr(check, "message", "") or "")
+        if status == "passed":
+            passed += 1
+            run.passed(name, message)
+        elif status == "failed":
+            failed.append(name)
+            run.fail(name, message)
+        else:
+            run.skip(name, message)
+    if failed:
+        run.fail("branching.durable", f"the durable branching kit failed {', '.join(failed)}")
+    elif not passed:
+        run.fail("branching.durable", "the durable branching kit checked nothing")
+    else:
+        run.passed("branching.durable", f"the durable branching kit passed ({passed} checks)")
+
+
+async def _destroy_all(probe: _Probe) -> None:
+    """Destroy every environment the kit created, once each, and record ``destroy``."""
+    seen: set[object] = set()
+    failures: list[str] = []
+    destroyed = 0
+    undestroyable = 0
+    for environment in probe.made:
+        key = _environment_key(environment)
+        if key in seen:
+            continue
+        seen.add(key)
+        destroy = _member(environment, "destroy")
+        if not callable(destroy):
+            undestroyable += 1
+            continue
+        label = repr(key) if isinstance(key, str) else "an environment without an id"
+        try:
+            await within(probe.timeout, destroy(), "destroy()")
+        except Exception as error:
+            failures.append(f"destroy() of {label} raised {describe_error(error)}" if not isinstance(error, CheckFailed) else str(error))
+            continue
+        destroyed += 1
+        if isinstance(key, str):
+            try:
+                found, answer = await probe.get(key)
+                status = await within(probe.timeout, answer.status(), "status()") if found and answer is not None else None
+            except Exception:
+                status = None  # an unreadable answer after destroy is not a live environment
+            if status in _STILL_LIVE:
+                failures.append(f"{label} is still {status} after destroy()")
+    if failures:
+        probe.run.fail("destroy", "; ".join(failures))
+    elif destroyed:
+        probe.run.passed("destroy", f"destroyed the {destroyed} environment(s) the kit created")
+    elif undestroyable:
+        probe.run.skip("destroy", f"the {undestroyable} environment(s) the kit created have no destroy()")

@@ -1,0 +1,401 @@
+"""The turn, session, workspace and capability-surface checks of the provider kit.
+
+:func:`~agent_interface.conformance.provider.run_provider_conformance_async` calls these
+on the environment it created; each records named checks on the run's
+:class:`~agent_interface.conformance.report.CheckRun`. They are public so another kit can
+reuse one (say, the turn checks on an environment it obtained another way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from agent_interface.conformance.report import (
+    CheckFailed,
+    CheckRun,
+    describe_error,
+    expect,
+    maybe_await,
+)
+from agent_interface.core.errors import ContractError
+from agent_interface.durable.portable_context import plain_wire
+from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+from agent_interface.environment.events import AgentEnvironmentEvent
+from agent_interface.environment.workspace import ExecResult
+from agent_interface.profile.agent_profile import AgentProfile
+from agent_interface.provider.protocols import (
+    capability_surface_members,
+    check_capability_surface,
+)
+from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput
+
+__all__ = [
+    "DEFAULT_PROMPT",
+    "SESSION_METHODS",
+    "TurnProbe",
+    "check_capability_surface_by_member",
+    "check_dispatch_and_session",
+    "check_stream",
+    "check_turn_profile_refusal",
+    "check_workspace",
+    "is_terminal_event",
+    "within",
+]
+
+T = TypeVar("T")
+
+DEFAULT_PROMPT = "Return the word ok."
+"""The prompt of the kit's turns unless the caller passes another (the reference's)."""
+
+SESSION_METHODS = ("status", "events", "result", "prompt", "cancel")
+"""What every ``AgentSession`` handle answers."""
+
+WORKSPACE_TEXT = "conformance \u2713 \U0001f642\n\tsecond line\n"
+"""What the workspace check writes and expects back exactly: non-ASCII, an astral
+character (two UTF-16 code units), a tab and a trailing newline."""
+
+
+async def within(timeout: float, value: Awaitable[T] | T, what: str) -> T:
+    """Await what a provider call answered, failing the running check when it takes more
+    than ``timeout`` seconds (a hang becomes a failure, never a stuck kit)."""
+    try:
+        return await asyncio.wait_for(maybe_await(value), timeout)
+    except TimeoutError:
+        raise CheckFailed(f"{what} did not answer within {timeout:g} s") from None
+
+
+def is_terminal_event(event: AgentEnvironmentEvent) -> bool:
+    """Whether ``event`` ends a turn: a ``result``, ``done`` or ``final`` event, any
+    ``*.completed`` or ``*.failed`` event, or a ``status`` event whose ``data.status`` is
+    ``completed``, ``failed`` or ``cancelled`` (the reference testkit's rule)."""
+    kind = event.type
+    if kind in ("result", "done", "final") or kind.endswith((".completed", ".failed")):
+        return True
+    return kind == "status" and event.data.get("status") in ("completed", "failed", "cancelled")
+
+
+@dataclass
+class TurnProbe:
+    """What the turn checks send and what they learned: the prompt, the session ids the
+    kit names, the per-call ``timeout`` in seconds, and the session id ``dispatch()``
+    answered (``None`` until it did)."""
+
+    prompt: str
+    session_id: str
+    turn_id: str
+    dispatch_session_id: str
+    timeout: float
+    require_usage: bool = False
+    require_dispatch: bool = False
+    dispatched: str | None = None
+    events: list[AgentEnvironmentEvent] = field(default_factory=list)
+
+    def turn(self, session_id: str, **fields: Any) -> AgentTurnInput:
+        return AgentTurnInput(prompt=self.prompt, session_id=session_id, **fields)
+
+
+# --- capability surface --------------------------------------------------------------------
+
+
+def check_capability_surface_by_member(
+    run: CheckRun,
+    subject: object,
+    capabilities: AgentEnvironmentCapabilities,
+    kind: Literal["provider", "environment", "session"],
+) -> None:
+    """One check per optional member of a ``kind`` object, named
+    ``surface.<kind>.<member>``: present exactly when its capability says so."""
+    issues = {issue.member: issue for issue in check_capability_surface(subject, capabilities, kind=kind)}
+    for member in capability_surface_members(kind):
+        issue = issues.get(member)
+        if issue is None:
+            run.passed(f"surface.{kind}.{member}", f"{member} matches the capability document")
+        else:
+            run.fail(f"surface.{kind}.{member}", issue.message)
+
+
+def _member(subject: object, name: str) -> Any:
+    """``subject.name``, or ``None`` when it is missing or reading it raises."""
+    try:
+        return getattr(subject, name, None)
+    except Exception:
+        return None
+
+
+class _NoMembers:
+    """An object with no optional member: what a missing session handle offers."""
+
+
+def _declared_session_members(capabilities: AgentEnvironmentCapabilities) -> set[str]:
+    return {
+        issue.member
+        for issue in check_capability_surface(_NoMembers(), capabilities, kind="session")
+        if issue.code == "missing_declared_capability"
+    }
+
+
+# --- one streamed turn ---------------------------------------------------------------------
+
+
+def _event(value: Any, index: int) -> AgentEnvironmentEvent:
+    try:
+        return AgentEnvironmentEvent.parse_wire(plain_wire(value))
+    except ContractError as error:
+        raise CheckFailed(f"event {index} is not a valid AgentEnvironmentEvent: {describe_error(error)}") from None
+
+
+async def _drain(
+    stream: Callable[[AgentTurnInput], Any], turn: AgentTurnInput, into: list[Any]
+) -> None:
+    iterator = stream(turn)
+    if inspect.iscoroutine(iterator):
+        iterator.close()
+        raise CheckFailed("stream() answered a coroutine; it must return an async iterator of events")
+    if not hasattr(iterator, "__aiter__"):
+        raise CheckFailed(f"stream() answered {type(iterator).__name__}, not an async iterator of events")
+    async for item in iterator:
+        into.append(item)
+
+
+async def check_stream(
+    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: TurnProbe
+) -> None:
+    """``stream.events``, ``stream.terminal``, ``stream.result`` and ``stream.usage`` for
+    one real turn sent through ``environment.stream``."""
+    stream = _member(environment, "stream")
+    raw: list[Any] = []
+    outcome: dict[str, Any] = {}
+    if callable(stream):
+        try:
+            await asyncio.wait_for(_drain(stream, probe.turn(probe.session_id, turn_id=probe.turn_id), raw), probe.timeout)
+            outcome["ended"] = True
+        except TimeoutError:
+            outcome["ended"] = False
+        except CheckFailed as failure:
+            outcome["error"] = str(failure)
+        except Exception as error:  # a broken stream is reported, never raised
+            outcome["error"] = f"raised {describe_error(error)}"
+
+    async def events() -> None:
+        expect(callable(stream), "the environment has no stream()")
+        if "error" in outcome and not raw:
+            raise CheckFailed(f"stream() {outcome['error']}" if outcome["error"].startswith("raised") else outcome["error"])
+        expect(raw, "stream() ended without a single event" if outcome.get("ended") else
+               f"stream() emitted no event within {probe.timeout:g} s")
+        probe.events[:] = [_event(item, index) for index, item in enumerate(raw)]
+        if "error" in outcome:
+            terminal = any(is_terminal_event(event) for event in probe.events)
+            expect(terminal, f"the turn broke after {len(raw)} events: stream() {outcome['error']}")
+
+    if not await run.check("stream.events", events, "one turn streamed valid events"):
+        for name in ("stream.terminal", "stream.result", "stream.usage"):
+            run.skip(name, "not run: the turn streamed no valid event")
+        return
+
+    async def terminal() -> None:
+        kinds = [event.type for event in probe.events]
+        expect(
+            any(is_terminal_event(event) for event in probe.events),
+            f"no terminal result/done/final/status event among {kinds[:8]}",
+        )
+
+    if await run.check("stream.terminal", terminal, "the turn emitted a terminal event"):
+
+        async def result() -> None:
+            expect("error" not in outcome, f"stream() {outcome.get('error')} after its terminal event")
+            expect(outcome.get("ended"), f"the stream did not end within {probe.timeout:g} s after its terminal event")
+
+        await run.check("stream.result", result, "the stream ended with the turn's result")
+    else:
+        run.skip("stream.result", "not run: the turn emitted no terminal event")
+
+    if capabilities.usage or probe.require_usage:
+
+        async def usage() -> None:
+            expect(
+                any(event.usage is not None for event in probe.events),
+                "usage is declared but no event of the turn reports usage",
+            )
+
+        await run.check("stream.usage", usage, "the turn reported usage")
+    else:
+        run.skip("stream.usage", "usage is not declared")
+
+
+async def check_turn_profile_refusal(
+    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: TurnProbe
+) -> None:
+    """``refusal.turn_profile``: without ``profile.runtimeUpdate`` a turn carrying a
+    profile is refused (``ContractError``) before it emits anything."""
+    name = "refusal.turn_profile"
+    if capabilities.profile.runtime_update:
+        run.skip(name, "profile.runtimeUpdate is declared: a per-turn profile is honoured")
+        return
+    stream = _member(environment, "stream")
+    if not callable(stream):
+        run.skip(name, "the environment has no stream()")
+        return
+    emitted: list[Any] = []
+
+    async def body() -> None:
+        turn = probe.turn(f"{probe.session_id}-profile", profile=AgentProfile(name="conformance-turn-profile"))
+        try:
+            await asyncio.wait_for(_drain(stream, turn, emitted), probe.timeout)
+        except TimeoutError:
+            raise CheckFailed(
+                f"a turn carrying a profile was neither refused nor finished within {probe.timeout:g} s"
+            ) from None
+        except ContractError as error:
+            expect(not emitted, f"a per-turn profile was refused only after {len(emitted)} events ({describe_error(error)})")
+            return
+        except CheckFailed:
+            raise
+        except Exception as error:
+            raise CheckFailed(
+                f"a per-turn profile must be refused with a ContractError before dispatch; stream() raised {describe_error(error)}"
+            ) from None
+        raise CheckFailed("runtimeUpdate is false, but a turn carrying a profile was dispatched")
+
+    await run.check(name, body, "a per-turn profile is refused before dispatch")
+
+
+# --- dispatch and sessions -----------------------------------------------------------------
+
+
+async def check_dispatch_and_session(
+    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: TurnProbe
+) -> None:
+    """``dispatch.session_id`` (with ``streaming.detach``), ``session.handle`` (whenever
+    ``session()`` is there) and ``surface.session.<member>`` on that handle."""
+    dispatch = _member(environment, "dispatch")
+    if not (capabilities.streaming.detach or probe.require_dispatch):
+        run.skip("dispatch.session_id", "streaming.detach is not declared")
+    elif not callable(dispatch) and capabilities.streaming.detach:
+        run.skip("dispatch.session_id", "no dispatch() to call (see surface.environment.dispatch)")
+    elif not callable(dispatch):
+        run.fail("dispatch.session_id", "require_dispatch was asked for, but the environment has no dispatch()")
+    else:
+
+        async def dispatched() -> None:
+            answer = await within(probe.timeout, dispatch(probe.turn(probe.dispatch_session_id)), "dispatch()")
+            expect(answer is not None, "dispatch() answered None instead of a session reference")
+            try:
+                ref = AgentSessionRef.parse_wire(plain_wire(answer))
+            except ContractError as error:
+                raise CheckFailed(f"dispatch() answered no valid AgentSessionRef: {describe_error(error)}") from None
+            probe.dispatched = ref.id
+
+        await run.check("dispatch.session_id", dispatched, "dispatch() answered a session id")
+
+    factory = _member(environment, "session")
+    handle: Any = None
+    if callable(factory):
+        session_id = probe.dispatched or probe.session_id
+
+        async def opened() -> None:
+            nonlocal handle
+            answer = factory(session_id)
+            if inspect.iscoroutine(answer):
+                answer.close()
+                raise CheckFailed("session(id) answered a coroutine; it must return the session handle")
+            expect(answer is not None, "session(id) answered None instead of a session handle")
+            expect(getattr(answer, "id", None) == session_id, f"session({session_id!r}) answered a handle with id {getattr(answer, 'id', None)!r}")
+            missing = [method for method in SESSION_METHODS if not callable(getattr(answer, method, None))]
+            expect(not missing, f"the session handle has no {', '.join(missing)}")
+            handle = answer
+
+        await run.check("session.handle", opened, "session(id) answered a handle for that session")
+    else:
+        run.skip("session.handle", "the environment has no session()")
+
+    if handle is not None:
+        check_capability_surface_by_member(run, handle, capabilities, "session")
+        if probe.dispatched is not None:
+            # let the detached turn finish before the environment is destroyed
+            with contextlib.suppress(Exception):  # its outcome is the session kits' to judge
+                await asyncio.wait_for(maybe_await(handle.result()), probe.timeout)
+        return
+    declared = _declared_session_members(capabilities)
+    for member in capability_surface_members("session"):
+        if member in declared:
+            run.fail(f"surface.session.{member}", f"{member} is declared, but there is no session handle to carry it")
+        else:
+            run.skip(f"surface.session.{member}", "no session handle to inspect")
+
+
+# --- workspace -----------------------------------------------------------------------------
+
+
+async def check_workspace(
+    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, path: str, timeout: float
+) -> None:
+    """``workspace.write``, ``workspace.read`` (the exact text written comes back) and
+    ``workspace.exec`` (``true`` answers exit code 0, ``false`` exit code 1), each for a
+    declared method; a method that is missing is the surface check's failure."""
+    declared = capabilities.workspace
+    write = _member(environment, "write")
+    read = _member(environment, "read")
+    exec_ = _member(environment, "exec")
+    written = False
+    if not declared.write:
+        run.skip("workspace.write", "workspace.write is not declared")
+    elif not callable(write):
+        run.skip("workspace.write", "no write() to call (see surface.environment.write)")
+    else:
+
+        async def wrote() -> None:
+            await within(timeout, write(path, WORKSPACE_TEXT), "write()")
+
+        written = await run.check("workspace.write", wrote, "write() stored a file")
+
+    if not declared.read:
+        run.skip("workspace.read", "workspace.read is not declared")
+    elif not callable(read):
+        run.skip("workspace.read", "no read() to call (see surface.environment.read)")
+    elif not written:
+        # nothing to compare with, but a declared read() must at least be implemented
+        implemented = True
+        try:
+            await within(timeout, read(path), "read()")
+        except NotImplementedError:
+            implemented = False
+        except Exception:
+            pass  # a missing file may well be refused
+        if implemented:
+            run.skip("workspace.read", "not run: nothing was written to read back")
+        else:
+            run.fail("workspace.read", "workspace.read is declared, but read() raises NotImplementedError")
+    else:
+
+        async def read_back() -> None:
+            text = await within(timeout, read(path), "read()")
+            expect(isinstance(text, str), f"read() answered {type(text).__name__}, not the file's text")
+            expect(
+                text == WORKSPACE_TEXT,
+                f"read() answered {len(text)} characters that differ from the {len(WORKSPACE_TEXT)} written",
+            )
+
+        await run.check("workspace.read", read_back, "read() answered exactly what write() stored")
+
+    if not declared.exec:
+        run.skip("workspace.exec", "workspace.exec is not declared")
+    elif not callable(exec_):
+        run.skip("workspace.exec", "no exec() to call (see surface.environment.exec)")
+    else:
+
+        async def executed() -> None:
+            for command, code in (("true", 0), ("false", 1)):
+                answer = await within(timeout, exec_(command), f"exec({command!r})")
+                expect(answer is not None, f"exec({command!r}) answered None instead of an ExecResult")
+                try:
+                    result = ExecResult.parse_wire(plain_wire(answer))
+                except ContractError as error:
+                    raise CheckFailed(f"exec({command!r}) answered no valid ExecResult: {describe_error(error)}") from None
+                expect(result.exit_code == code, f"exec({command!r}) answered exit code {result.exit_code}, not {code}")
+
+        await run.check("workspace.exec", executed, "exec() answered each command's exit code")
