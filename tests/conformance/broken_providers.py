@@ -76,10 +76,13 @@ def fake_with(environment: type[FakeEnvironment] | None = None, doc: Mapping[str
 # --- provider and document --------------------------------------------------------------------
 
 
-def _malformed_document() -> FakeProvider:
-    provider = FakeProvider(DISABLED)
-    provider.doc = document(branching={"checkpoint": True, "fork": True, "retrySafe": True})
-    return provider
+def _malformed_document(**changes: Any) -> Callable[[], FakeProvider]:
+    def build() -> FakeProvider:
+        provider = FakeProvider(DISABLED)
+        provider.doc = document(**changes)
+        return provider
+
+    return build
 
 
 # --- environment surface ------------------------------------------------------------------------
@@ -386,6 +389,19 @@ class _TurnProfileHonoured(FakeEnvironment):
         return emit()
 
 
+class _TurnProfileRefusedLate(FakeEnvironment):
+    def stream(self, input: Any) -> AsyncIterator[AgentEnvironmentEvent]:
+        turn = as_turn_input(input)
+        events = self.events_for(turn)
+
+        async def emit() -> AsyncIterator[AgentEnvironmentEvent]:
+            yield events[0]
+            require_turn_profile_supported(self.capabilities_model, turn)
+            yield events[1]
+
+        return emit()
+
+
 # --- workspace ----------------------------------------------------------------------------------
 
 
@@ -512,7 +528,10 @@ for _member in ("cancel_run", "context_boundary", "continue_native"):
 
 BROKEN: dict[str, list[Broken]] = {
     "provider.name": [Broken("the provider has an empty name", fake_with(doc=DISABLED, name=""), also=frozenset({"environment.provider"}))],
-    "capabilities.valid": [Broken("durable branching flags are partial (not all-or-nothing)", _malformed_document)],
+    "capabilities.valid": [
+        Broken("durable branching flags are partial (not all-or-nothing)", _malformed_document(branching={"checkpoint": True, "fork": True, "retrySafe": True})),
+        Broken("a capability is not a boolean", _malformed_document(workspace={"read": "yes"})),
+    ],
     **{name: entries for name, entries in _SURFACE.items() if name.startswith("surface.provider.")},
     "create.basic": [
         Broken("create() answers None", lambda: _AnswersNone(DISABLED)),
@@ -582,7 +601,10 @@ BROKEN: dict[str, list[Broken]] = {
     ],
     "refusal.cwd_base_repository": [Broken("a repository cwd is accepted while cwdBases denies it", lambda: _AcceptsEverything(document(profile={"systemPrompt": {"replace": True, "append": True}}, workspace={"cwdBases": {"repository": False, "host": True}})))],
     "refusal.cwd_base_host": [Broken("a host cwd is accepted while cwdBases denies it", lambda: _AcceptsEverything(document(profile={"systemPrompt": {"replace": True, "append": True}}, workspace={"cwdBases": {"repository": True, "host": False}})))],
-    "refusal.turn_profile": [Broken("a turn carrying a profile is dispatched without runtimeUpdate", fake_with(_TurnProfileHonoured, DISABLED))],
+    "refusal.turn_profile": [
+        Broken("a turn carrying a profile is dispatched without runtimeUpdate", fake_with(_TurnProfileHonoured, DISABLED)),
+        Broken("a per-turn profile is refused only after an event", fake_with(_TurnProfileRefusedLate, DISABLED)),
+    ],
     "branching.durable": [
         Broken("the durable engine forgets its checkpoints", _with_branching(_ForgetfulBranching), also=frozenset({"branching.*"}))
     ],
