@@ -249,9 +249,26 @@ async def run_provider_conformance_async(
     return run.report(not_certified=not_certified)
 
 
-def run_provider_conformance(provider: Any, **options: Any) -> ConformanceReport:
+def run_provider_conformance(
+    provider: Any,
+    *,
+    create_input: CreateAgentEnvironmentInput | Mapping[str, Any] | None = None,
+    prompt: str = DEFAULT_PROMPT,
+    require_usage: bool = False,
+    require_dispatch: bool = False,
+    timeout: float = 30.0,
+) -> ConformanceReport:
     """Synchronous :func:`run_provider_conformance_async` (works inside a running loop)."""
-    return run_sync(run_provider_conformance_async(provider, **options))
+    return run_sync(
+        run_provider_conformance_async(
+            provider,
+            create_input=create_input,
+            prompt=prompt,
+            require_usage=require_usage,
+            require_dispatch=require_dispatch,
+            timeout=timeout,
+        )
+    )
 
 
 async def _checks(probe: _Probe, prompt: str, require_usage: bool, require_dispatch: bool) -> None:
