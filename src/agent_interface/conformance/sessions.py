@@ -86,21 +86,18 @@ def _parse(tp: Any, value: Any, what: str) -> Any:
         raise CheckFailed(f"{what} is not a valid answer: {error}") from None
 
 
-class _Run:
-    """The shared :class:`CheckRun`, plus the secrets list the lease checks extend."""
+class _Run(CheckRun):
+    """The shared :class:`CheckRun`, whose ``secrets`` list the lease checks extend."""
 
     def __init__(self, subject: str) -> None:
         self.secrets: list[str] = []
-        self.runner = CheckRun("session", subject, secrets=self.secrets)
+        super().__init__("session", subject, secrets=self.secrets)
 
     def _leaks(self, text: str) -> bool:
         return any(secret and secret in text for secret in self.secrets)
 
-    async def check(self, name: str, body: Callable[[], Awaitable[None]]) -> bool:
-        return await self.runner.check(name, body)
-
     async def interactive_check(self, name: str, body: Callable[[], Awaitable[None]]) -> bool:
-        """A check of the interactive kit, whose bodies fail with their own exception."""
+        """A check of the interactive kit, whose bodies fail with its own exception."""
 
         async def translated() -> None:
             try:
@@ -108,7 +105,7 @@ class _Run:
             except InteractiveCheckRun.failure as failure:
                 raise CheckFailed(str(failure)) from None
 
-        return await self.runner.check(name, translated)
+        return await self.check(name, translated)
 
 
 async def _refused(call: Awaitable[Any], what: str, secrets: list[str] = []) -> ContractError:  # noqa: B006
@@ -376,7 +373,7 @@ async def run_session_conformance_async(
             profile=interactive_profile or {"name": "conformance-agent", "harness": "codex"},
             coordinates=interactive_coordinates,
         )
-    return run.runner.report()
+    return run.report()
 
 
 def run_session_conformance(**parts: Any) -> ConformanceReport:
