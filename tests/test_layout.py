@@ -23,6 +23,7 @@ ORDER = (
     "provider",
     "session",
     "candidate",
+    "evaluator",
     "testing",
     "conformance",
     "cli",

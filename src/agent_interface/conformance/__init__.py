@@ -16,7 +16,10 @@ called with nothing to check raises :class:`ConformanceUsageError`. From pytest:
   interactive sessions;
 * :func:`run_branching_conformance`: a durable workspace-branching engine;
 * :func:`run_portable_context_conformance`: context planning, transfer and native
-  continuation.
+  continuation;
+* :func:`run_exact_process_conformance`: the exactProcess capability (idempotent and
+  durable environments, exact-byte files, shell-free launches, terminal reasons, recovery
+  through a rebuilt provider).
 
 ``docs/conformance.md`` lists every check beside the reference testkit's.
 """
@@ -24,6 +27,12 @@ called with nothing to check raises :class:`ConformanceUsageError`. From pytest:
 from agent_interface.conformance.branching import (
     run_branching_conformance,
     run_branching_conformance_async,
+)
+from agent_interface.conformance.exact_process import (
+    EXACT_PROCESS_CHECKS,
+    ExactProcessLaunches,
+    run_exact_process_conformance,
+    run_exact_process_conformance_async,
 )
 from agent_interface.conformance.portable_context import (
     PORTABLE_CONTEXT_CHECKS,
@@ -48,6 +57,7 @@ from agent_interface.conformance.sessions import (
 )
 
 __all__ = [
+    "EXACT_PROCESS_CHECKS",
     "PORTABLE_CONTEXT_CHECKS",
     "PROVIDER_CHECKS",
     "CheckStatus",
@@ -55,8 +65,11 @@ __all__ = [
     "ConformanceFailure",
     "ConformanceReport",
     "ConformanceUsageError",
+    "ExactProcessLaunches",
     "run_branching_conformance",
     "run_branching_conformance_async",
+    "run_exact_process_conformance",
+    "run_exact_process_conformance_async",
     "run_portable_context_conformance",
     "run_portable_context_conformance_async",
     "run_provider_conformance",

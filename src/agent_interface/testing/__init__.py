@@ -5,11 +5,24 @@ everything its capability document declares, including idempotent creation and
 durable workspace branching (through :class:`InMemoryWorkspaceBranching`). The session
 surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`,
 :class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`; portable context
-planning, transfer and native continuation have :class:`InMemoryPortableContext`.
+planning, transfer and native continuation have :class:`InMemoryPortableContext`; the
+exactProcess capability has :class:`InMemoryExactProcessProvider` (simulated processes).
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
 from agent_interface.testing.environment import InMemoryAgentEnvironment, InMemoryAgentSession
+from agent_interface.testing.exact_process import (
+    SIMULATED_PROCESS_EXECUTABLE,
+    InMemoryExactProcess,
+    InMemoryExactProcessEnvironment,
+    InMemoryExactProcesses,
+    InMemoryExactProcessManager,
+    InMemoryExactProcessProvider,
+    InMemoryExactProcessStore,
+    SimulatedProgram,
+    SimulatedRun,
+    simulated_process_launch,
+)
 from agent_interface.testing.interactive_sessions import (
     InMemoryExecutor,
     InMemoryInteractiveSession,
@@ -35,12 +48,19 @@ from agent_interface.testing.sessions import (
 from agent_interface.testing.terminals import InMemoryTerminals, InMemoryTerminalSession
 
 __all__ = [
+    "SIMULATED_PROCESS_EXECUTABLE",
     "InMemoryAgentEnvironment",
     "InMemoryAgentEnvironmentProvider",
     "InMemoryAgentInstances",
     "InMemoryAgentSession",
     "InMemoryContextPlanner",
     "InMemoryContextTransfer",
+    "InMemoryExactProcess",
+    "InMemoryExactProcessEnvironment",
+    "InMemoryExactProcessManager",
+    "InMemoryExactProcessProvider",
+    "InMemoryExactProcessStore",
+    "InMemoryExactProcesses",
     "InMemoryExecutor",
     "InMemoryInteractiveSession",
     "InMemoryInteractiveSessions",
@@ -52,6 +72,9 @@ __all__ = [
     "InMemoryWorkspaceBranching",
     "InMemoryWorkspaceLeases",
     "PortableContextCounters",
+    "SimulatedProgram",
+    "SimulatedRun",
     "WorkspaceLeaseGrant",
     "in_memory_capabilities",
+    "simulated_process_launch",
 ]

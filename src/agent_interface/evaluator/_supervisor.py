@@ -1,0 +1,326 @@
+"""The per-process supervisor of :mod:`agent_interface.evaluator.local_process`.
+
+Run by path as ``python -I -S -B _supervisor.py CONTROL_DIR`` (standard library only: no
+package import, no site directory, nothing from the environment). The provider starts it
+through ``unshare`` when network and PID namespaces are available, so this process sits
+in a fresh network namespace and its first child is the init of a fresh PID namespace.
+
+It runs in two halves:
+
+* the **launcher** (the process the provider started) forks the supervisor, relays its
+  one-line handshake to the provider on stdout, and exits, so the provider keeps no
+  long-lived child and the supervisor outlives the provider object (and the provider's
+  OS process);
+* the **supervisor** starts a new session, forks the launched program (a new session and
+  process group of its own, resource limits applied between ``fork`` and ``execve``, its
+  working directory opened without following a symbolic link), copies its stdout and
+  stderr into bounded capture files, enforces the time limit and the environment's
+  lifetime, ends the whole process group (every process of the PID namespace when it is
+  that namespace's init) once the program has ended, been timed out or been cancelled
+  (``SIGTERM`` to the supervisor), and writes ``termination.json`` last, atomically.
+
+The supervisor is single-threaded, so forking it and running Python between ``fork``
+and ``execve`` is safe (this is why no ``preexec_fn`` is needed anywhere).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import resource
+import selectors
+import signal
+import sys
+import time
+from typing import Any
+
+_RLIMITS = {
+    "AS": resource.RLIMIT_AS,
+    "FSIZE": resource.RLIMIT_FSIZE,
+    "CORE": resource.RLIMIT_CORE,
+}
+_CHUNK = 65536
+_DRAIN_SECONDS = 2.0
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _write_json(directory: str, name: str, value: dict[str, Any]) -> None:
+    """Write ``name`` atomically: a temporary file, fsync, then rename over it."""
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, json.dumps(value, sort_keys=True).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(temporary, os.path.join(directory, name))
+
+
+def _self_identity() -> tuple[int, int, str]:
+    """Host pid, start time in clock ticks and boot id of this process.
+
+    ``/proc`` is the host's, so ``/proc/self`` names this process by its host pid even
+    inside a PID namespace.
+    """
+    with open("/proc/self/stat", "rb") as handle:
+        stat = handle.read().decode()
+    head, _, tail = stat.rpartition(")")
+    pid = int(head.split(" ", 1)[0])
+    start = int(tail.split()[19])
+    with open("/proc/sys/kernel/random/boot_id") as handle:
+        boot = handle.read().strip()
+    return pid, start, boot
+
+
+def _open_cwd(root: str, components: list[str]) -> int:
+    fd = os.open(root, _OPEN_DIR)
+    for component in components:
+        try:
+            child = os.open(component, _OPEN_DIR, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+def _exec_child(spec: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, cwd_fd: int) -> None:
+    """In the forked child: become a new session, apply limits, ``execve``. Never returns."""
+    os.setsid()
+    os.dup2(stdin_fd, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    for name, value in spec["rlimits"].items():
+        _soft, hard = resource.getrlimit(_RLIMITS[name])
+        bound = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(_RLIMITS[name], (bound, bound))
+    if spec.get("cpus"):
+        os.sched_setaffinity(0, spec["cpus"])
+    os.fchdir(cwd_fd)
+    # Python ignores SIGPIPE and SIGXFSZ; an ignored disposition would survive execve.
+    for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    os.execve(spec["executable"], spec["argv"], spec["env"])
+
+
+class _Capture:
+    """One output stream: copied into its file up to ``limit`` bytes, the rest counted."""
+
+    def __init__(self, path: str, read_fd: int, limit: int) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        self.read_fd = read_fd
+        self.limit = limit
+        self.kept = 0
+        self.dropped = 0
+        self.open = True
+
+    def pump(self) -> None:
+        try:
+            data = os.read(self.read_fd, _CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.open = False
+            return
+        room = max(self.limit - self.kept, 0)
+        if room:
+            os.write(self.fd, data[:room])
+            self.kept += min(room, len(data))
+        self.dropped += max(len(data) - room, 0)
+
+    def close(self) -> None:
+        os.fsync(self.fd)
+        os.close(self.fd)
+        os.close(self.read_fd)
+
+
+def _termination(reason: str | None, status: int, spec: dict[str, Any]) -> dict[str, Any]:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"SIG{number}"
+        code, signal_name = 128 + number, name
+    else:
+        code, signal_name = os.WEXITSTATUS(status), None
+    if reason == "timeout":
+        termination: dict[str, Any] = {"kind": "timeout", "timeoutMs": spec["timeoutMs"]}
+    elif reason == "cancelled":
+        termination = {"kind": "cancelled"}
+    elif signal_name is not None:
+        termination = {"kind": "signal", "signal": signal_name}
+    else:
+        termination = {"kind": "exit", "exitCode": code}
+    record: dict[str, Any] = {"termination": termination, "exitCode": code}
+    if signal_name is not None:
+        record["exitSignal"] = signal_name
+    return record
+
+
+def _end_everything(group: int) -> None:
+    """SIGKILL the program's process group; as a PID namespace's init, every process in it."""
+    for target in (-group, -1) if os.getpid() == 1 else (-group,):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+
+
+def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
+    def answer(message: dict[str, Any]) -> None:
+        # The launcher may be gone (its spawn was cancelled): supervise all the same.
+        with contextlib.suppress(OSError):
+            os.write(handshake, (json.dumps(message) + "\n").encode())
+        os.close(handshake)
+
+    os.setsid()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    cancel_requested = []
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGTERM, lambda *_: cancel_requested.append(True))
+    signal.signal(signal.SIGINT, lambda *_: cancel_requested.append(True))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    try:
+        cwd_fd = _open_cwd(spec["root"], spec["cwd"])
+    except OSError as error:
+        answer({"error": "cwd", "errno": errno.errorcode.get(error.errno or 0, "EIO")})
+        return 0
+    stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
+    stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    captures = [
+        _Capture(os.path.join(control, "stdout"), out_r, spec["outputLimit"]),
+        _Capture(os.path.join(control, "stderr"), err_r, spec["outputLimit"]),
+    ]
+    fail_r, fail_w = os.pipe()
+    started = time.monotonic()
+    child = os.fork()
+    if child == 0:
+        try:
+            _exec_child(spec, stdin_fd, out_w, err_w, cwd_fd)
+        except BaseException as error:
+            code = getattr(error, "errno", None) or errno.EIO
+            os.write(fail_w, errno.errorcode.get(code, "EIO").encode())
+        os._exit(127)
+    for fd in (out_w, err_w, fail_w, stdin_fd, cwd_fd):
+        os.close(fd)
+    failure = b""
+    while chunk := os.read(fail_r, 64):
+        failure += chunk
+    os.close(fail_r)
+    if failure:
+        os.waitpid(child, 0)
+        answer({"error": "exec", "errno": failure.decode(errors="replace")})
+        return 0
+
+    pid, start, boot = _self_identity()
+    _write_json(control, "supervisor.json", {
+        "pid": pid, "startTicks": start, "bootId": boot,
+        "pidNamespace": os.getpid() == 1, "group": None if os.getpid() == 1 else child,
+    })
+    answer({"ok": True})
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+    selector = selectors.DefaultSelector()
+    for capture in captures:
+        os.set_blocking(capture.read_fd, False)
+        selector.register(capture.read_fd, selectors.EVENT_READ, capture)
+    selector.register(wake_r, selectors.EVENT_READ, None)
+
+    deadlines = []
+    if spec["timeoutMs"] > 0:
+        deadlines.append((started + spec["timeoutMs"] / 1000, "timeout"))
+    if spec.get("deadlineEpochMs") is not None:
+        remaining = spec["deadlineEpochMs"] / 1000 - time.time()
+        deadlines.append((started + max(remaining, 0), "cancelled"))
+    reason: str | None = None
+    status: int | None = None
+    drain_until: float | None = None
+    while True:
+        # Reap every child that has ended (orphans of the PID namespace included).
+        while True:
+            try:
+                reaped, code = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if reaped == 0:
+                break
+            if reaped == child:
+                status = code
+        now = time.monotonic()
+        if status is None and reason is None:
+            if cancel_requested:
+                reason = "cancelled"
+            else:
+                for when, why in deadlines:
+                    if now >= when:
+                        reason = why
+                        break
+            if reason is not None:
+                _end_everything(child)
+        if status is not None and drain_until is None:
+            _end_everything(child)
+            drain_until = now + _DRAIN_SECONDS
+        open_captures = [capture for capture in captures if capture.open]
+        if status is not None and (not open_captures or now >= (drain_until or now)):
+            break
+        waits = [when - now for when, _ in deadlines if status is None and reason is None]
+        if drain_until is not None:
+            waits.append(drain_until - now)
+        timeout = max(min([1.0, *waits]), 0.0)
+        for key, _ in selector.select(timeout):
+            if key.data is None:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(wake_r, 512):
+                        pass
+            elif key.data.open:
+                key.data.pump()
+                if not key.data.open:
+                    selector.unregister(key.fd)
+    assert status is not None
+    record = _termination(reason, status, spec)
+    for name, capture in zip(("stdout", "stderr"), captures, strict=True):
+        while capture.open:  # what is already buffered; a stray writer is not waited for
+            seen = capture.kept + capture.dropped
+            capture.pump()
+            if capture.kept + capture.dropped == seen:
+                break
+        record[f"{name}Bytes"] = capture.kept
+        record[f"{name}Dropped"] = capture.dropped
+        capture.close()
+    _write_json(control, "termination.json", record)
+    return 0
+
+
+def _launch(control: str) -> int:
+    with open(os.path.join(control, "spec.json"), "rb") as handle:
+        spec = json.loads(handle.read())
+    read_end, write_end = os.pipe()
+    supervisor = os.fork()
+    if supervisor == 0:
+        os.close(read_end)
+        try:
+            code = _supervise(control, spec, write_end)
+        except BaseException:
+            code = 70
+        os._exit(code)
+    os.close(write_end)
+    line = b""
+    while chunk := os.read(read_end, 4096):
+        line += chunk
+    sys.stdout.write(line.decode() if line else json.dumps({"error": "supervisor"}) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_launch(sys.argv[1]))

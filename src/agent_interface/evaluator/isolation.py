@@ -1,0 +1,141 @@
+"""Which kernel isolation this host gives a local exact process, found by trying it.
+
+:func:`detect_local_isolation` runs a probe through ``unshare`` and keeps the first argv
+prefix under which the probe really sees a fresh network namespace (only a loopback
+interface, which is down) and, when asked for, a fresh PID namespace (its first child is
+that namespace's init). Nothing is inferred from the kernel version or from
+``/proc/sys``: what is declared is what was observed.
+
+A :class:`LocalIsolation` without a network namespace cannot block egress, so the local
+provider then omits the ``exactProcess`` capability altogether.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["LocalIsolation", "detect_local_isolation"]
+
+_PROBE: Final = (
+    "import json, os, socket\n"
+    "names = [name for _, name in socket.if_nameindex()]\n"
+    "child = os.fork()\n"
+    "if child == 0:\n"
+    "    os._exit(0 if os.getpid() == 1 else 3)\n"
+    "_, status = os.waitpid(child, 0)\n"
+    "print(json.dumps({'interfaces': names, 'childIsInit': os.waitstatus_to_exitcode(status) == 0}))\n"
+)
+_PROBE_SECONDS: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class LocalIsolation:
+    """What the local provider wraps around every supervised process.
+
+    ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net",
+    "--pid")`` as root); the flags say which namespaces a probe observed under it.
+    ``LocalIsolation.none()`` wraps nothing and isolates nothing.
+    """
+
+    prefix: tuple[str, ...]
+    network_namespace: bool
+    pid_namespace: bool
+    user_namespace: bool
+
+    @classmethod
+    def none(cls) -> LocalIsolation:
+        """No namespace at all: egress cannot be blocked, so no exactProcess."""
+        return cls((), False, False, False)
+
+    @property
+    def blocks_egress(self) -> bool:
+        return self.network_namespace
+
+
+def _candidates(unshare: str, pid_namespace: bool) -> list[tuple[tuple[str, ...], bool, bool]]:
+    """``(prefix, with_pid_namespace, with_user_namespace)`` in order of preference."""
+    pid_options = [True, False] if pid_namespace else [False]
+    users: list[tuple[str, ...]] = []
+    if os.geteuid() == 0:
+        users.append(())
+    users.append(("--user", "--map-current-user"))
+    users.append(("--user", "--map-root-user"))
+    found = []
+    for user in users:
+        for pid in pid_options:
+            prefix = (unshare, *user, "--net", *(("--pid",) if pid else ()))
+            found.append((prefix, pid, bool(user)))
+    return found
+
+
+async def _probe(prefix: tuple[str, ...], python: str) -> dict[str, object] | None:
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *prefix, python, "-I", "-S", "-c", _PROBE,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env={},
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(), _PROBE_SECONDS)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None
+    if process.returncode != 0:
+        return None
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+_CACHE: dict[tuple[str, str, bool, int], LocalIsolation] = {}
+
+
+async def detect_local_isolation(
+    unshare: str | None = "unshare",
+    *,
+    pid_namespace: bool = True,
+    python: str | None = None,
+) -> LocalIsolation:
+    """The strongest isolation a probe observes on this host (cached per process).
+
+    ``unshare`` is the ``unshare(1)`` executable (a name is looked up on ``PATH``);
+    ``None`` or an executable that does not work gives :meth:`LocalIsolation.none`.
+    ``pid_namespace=False`` skips PID namespaces (processes are then ended by process
+    group only). Tries the plain namespaces as root, then a user namespace that maps the
+    current user, then one that maps root.
+    """
+    if unshare is None or sys.platform != "linux":
+        return LocalIsolation.none()
+    located = shutil.which(unshare)
+    if located is None:
+        return LocalIsolation.none()
+    interpreter = os.path.realpath(python or sys.executable)
+    key = (located, interpreter, pid_namespace, os.geteuid())
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    found = LocalIsolation.none()
+    for prefix, with_pid, with_user in _candidates(located, pid_namespace):
+        answer = await _probe(prefix, interpreter)
+        if answer is None or answer.get("interfaces") != ["lo"]:
+            continue
+        if with_pid and answer.get("childIsInit") is not True:
+            continue
+        found = LocalIsolation(prefix, True, with_pid, with_user)
+        break
+    _CACHE[key] = found
+    return found

@@ -1,0 +1,517 @@
+"""A real exact-process provider on this machine: supervised local processes.
+
+:class:`LocalExactProcessProvider` keeps every environment under one root directory:
+``state.sqlite3`` (the durable record, see :mod:`.process_store`) and
+``environments/<id>/fs`` (the environment's files) beside
+``environments/<id>/processes/<pid>`` (each process's control directory, see
+:mod:`.supervised_process`). A new provider object over the same root, in this OS process
+or another, recovers every environment and process by id.
+
+What it enforces, and how:
+
+* **fresh environment**: a new empty directory per environment, no process in it;
+* **immutable image identity**: the image is a closed set of host executables pinned by
+  content (:class:`.LocalHostImage`); another image, or an executable outside it or whose
+  bytes changed, is refused;
+* **explicit resources**: ``memoryMb`` is the address-space limit (``RLIMIT_AS``),
+  ``diskMb`` the largest file a process may write (``RLIMIT_FSIZE``; the total written
+  across files is not bounded) and the largest file :meth:`LocalExactProcessEnvironment.write_file`
+  accepts, ``cpu`` the number of CPUs the process may run on (affinity; a fractional count
+  is refused); core dumps are off;
+* **bounded exact-byte files**: reads and writes confined to the environment's directory
+  (:mod:`.confined_files`);
+* **shell-free argv**: ``execve`` of the resolved executable with the launch's argv; a shell
+  executable is refused by the launch model;
+* **replacement process environment**: the launch's ``env`` and nothing else (no variable
+  is inherited or added);
+* **recoverable output and terminal reason**: stdout and stderr captured up to
+  ``max_output_bytes`` each and replayable from the first byte; exit, timeout, signal and
+  cancellation recorded apart;
+* **bounded network access**: each process runs in a fresh network namespace (only a
+  loopback interface, down), so egress ``blocked`` is enforced; ``strict`` is refused;
+* **collision-safe idempotent recovery**: create claims its key in SQLite first.
+
+Descendants end with the process: the supervisor kills the process group after the
+program ends, times out or is cancelled, and with a PID namespace every process of the
+namespace (one that left the group too). When :func:`.detect_local_isolation` finds no
+network namespace, :attr:`LocalExactProcessProvider.exact_process` is ``None`` and the
+capability document omits ``exactProcess``.
+
+Example::
+
+    provider = await LocalExactProcessProvider.open(
+        "/var/tmp/exact", executables=["/bin/true", "/usr/bin/python3"]
+    )
+    exact = provider.exact_process  # None when egress cannot be blocked here
+    environment = await exact.create(
+        CreateAgentExactProcessEnvironmentInput(
+            image=provider.image, egress={"mode": "blocked"}, max_lifetime_ms=600_000,
+            resources={"cpu": 1, "memoryMb": 512, "diskMb": 64},
+            metadata={"task": "t1"}, idempotency_key="task-t1",
+        )
+    )
+    process = await environment.process.spawn(
+        AgentExactProcessLaunch(
+            executable="/usr/bin/python3", args=["-c", "print('hi')"], cwd="/",
+            env={}, timeout_ms=10_000,
+        )
+    )
+    termination = await process.wait()  # {"kind": "exit", "exitCode": 0}
+    await environment.destroy()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from agent_interface.core.canonical import canonical_digest, canonical_json
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import FrozenDict, WireModel, thaw
+from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+from agent_interface.environment.exact_process import (
+    AgentExactProcessEnvironmentQuery,
+    AgentExactProcessLaunch,
+    AgentExactProcessReadFileRequest,
+    AgentExactProcessStatus,
+    AgentExactProcessWriteFileRequest,
+    CreateAgentExactProcessEnvironmentInput,
+    check_exact_process_egress_supported,
+    exact_process_create_input_digest,
+)
+from agent_interface.evaluator.confined_files import (
+    environment_path_components,
+    read_confined,
+    write_confined,
+)
+from agent_interface.evaluator.host_image import LocalHostImage
+from agent_interface.evaluator.isolation import LocalIsolation, detect_local_isolation
+from agent_interface.evaluator.process_store import EnvironmentRecord, ExactProcessStore
+from agent_interface.evaluator.supervised_process import (
+    OutputStream,
+    SupervisedProcess,
+    start_supervised,
+)
+from agent_interface.provider.create import detached_metadata
+
+__all__ = [
+    "LocalExactProcess",
+    "LocalExactProcessEnvironment",
+    "LocalExactProcessManager",
+    "LocalExactProcessProvider",
+    "LocalExactProcesses",
+]
+
+_MIB: Final = 1 << 20
+DEFAULT_MAX_OUTPUT_BYTES: Final = 16 * _MIB
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+M = TypeVar("M", bound=WireModel)
+
+
+def _parse(model: type[M], value: M | Mapping[str, Any]) -> M:
+    """``value`` validated as ``model``; a model is validated again from its wire form."""
+    return model.parse_wire(value.to_wire() if isinstance(value, WireModel) else thaw(value))
+
+
+class LocalExactProcess:
+    """A handle to one process; any number of handles may read the same process."""
+
+    def __init__(self, supervised: SupervisedProcess) -> None:
+        self._supervised = supervised
+
+    @property
+    def pid(self) -> int:
+        """The process id within its environment (1, 2, ...), not a host pid."""
+        return self._supervised.pid
+
+    async def status(self) -> AgentExactProcessStatus:
+        return await asyncio.to_thread(self._supervised.status)
+
+    async def wait(self) -> Any:
+        """The terminal reason (an ``AgentExactProcessTermination``), once it ended."""
+        return await self._supervised.wait()
+
+    async def kill(self) -> None:
+        """End the process and its descendants (``cancelled``); nothing once it ended."""
+        await self._supervised.kill()
+
+    def stdout(self) -> AsyncIterator[str]:
+        """The captured stdout as UTF-8 text from its first byte, then live until the end."""
+        return self._supervised.follow("stdout")
+
+    def stderr(self) -> AsyncIterator[str]:
+        """The captured stderr, like :meth:`stdout`."""
+        return self._supervised.follow("stderr")
+
+    async def output_bytes(self, stream: OutputStream) -> bytes:
+        """The exact bytes captured so far on ``stream``."""
+        return await asyncio.to_thread(self._supervised.captured, stream)
+
+    async def output_dropped(self) -> dict[str, int]:
+        """Bytes past the output bound that were not kept, per stream (zero while running)."""
+        record = await asyncio.to_thread(self._supervised.termination_record) or {}
+        return {name: int(record.get(f"{name}Dropped", 0)) for name in ("stdout", "stderr")}
+
+    def __repr__(self) -> str:
+        return f"<LocalExactProcess pid={self.pid}>"
+
+
+class LocalExactProcessManager:
+    """``environment.process``: spawn, look up and list an environment's processes."""
+
+    def __init__(self, environment: LocalExactProcessEnvironment) -> None:
+        self._environment = environment
+
+    async def list(self) -> list[AgentExactProcessStatus]:
+        env = self._environment
+        pids = await asyncio.to_thread(env._store.process_ids, env.id)
+        return [await self._handle(pid).status() for pid in pids]
+
+    async def get(self, pid: int) -> LocalExactProcess | None:
+        env = self._environment
+        if await env._record() is None:
+            return None
+        pids = await asyncio.to_thread(env._store.process_ids, env.id)
+        return self._handle(pid) if pid in pids else None
+
+    def _handle(self, pid: int) -> LocalExactProcess:
+        return LocalExactProcess(SupervisedProcess(pid, self._environment._processes / str(pid)))
+
+    async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> LocalExactProcess:
+        """Start ``launch`` in this environment (see the module docstring for what holds)."""
+        request = _parse(AgentExactProcessLaunch, launch)
+        env = self._environment
+        record = await env._record()
+        if record is None:
+            raise ContractError.single(
+                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
+            )
+        _listed, target = env._owner._image.resolve(request.executable, request.env)
+        try:
+            cwd = environment_path_components(request.cwd)
+        except ContractError as error:
+            raise ContractError.single("/cwd", error.issues[0].code, error.issues[0].message) from None
+        resources = json.loads(record.input_json)["resources"]
+        allowed = sorted(os.sched_getaffinity(0))
+        spec = {
+            "executable": target,
+            "argv": [request.executable, *request.args],
+            "env": dict(request.env),
+            "root": str(env._files),
+            "cwd": cwd,
+            "timeoutMs": request.timeout_ms,
+            "deadlineEpochMs": record.expires_ms,
+            "rlimits": {
+                "AS": int(resources["memoryMb"]) * _MIB,
+                "FSIZE": int(resources["diskMb"]) * _MIB,
+                "CORE": 0,
+            },
+            "cpus": allowed[: max(int(resources["cpu"]), 1)],
+            "outputLimit": env._owner._max_output_bytes,
+        }
+        pid = await asyncio.to_thread(
+            env._store.claim_pid, env.id, canonical_digest(request.to_wire()), _now_ms()
+        )
+        owner = env._owner
+        try:
+            supervised = await start_supervised(
+                pid,
+                env._processes / str(pid),
+                spec,
+                stdin=None if request.stdin is None else request.stdin.encode(),
+                prefix=owner._isolation.prefix,
+                python=owner._python,
+            )
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
+            raise
+        await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
+        process = LocalExactProcess(supervised)
+        if await env._record() is None:  # destroyed while this spawn was starting
+            await process.kill()
+            raise ContractError.single(
+                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
+            )
+        return process
+
+
+class LocalExactProcessEnvironment:
+    """One environment: its files, its processes, and ``destroy``."""
+
+    def __init__(self, owner: LocalExactProcesses, record: EnvironmentRecord) -> None:
+        self._owner = owner
+        self._store = owner._store
+        self.id: Final = record.id
+        self.provider: Final = owner.name
+        self.metadata: Final[FrozenDict[str, Any] | None] = detached_metadata(
+            json.loads(record.metadata_json)
+        )
+        directory = owner._root / "environments" / record.id
+        self._files = directory / "fs"
+        self._processes = directory / "processes"
+        self.process: Final = LocalExactProcessManager(self)
+
+    async def _record(self) -> EnvironmentRecord | None:
+        return await self._owner._live_record(self.id)
+
+    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        """Write exactly ``data`` at the absolute environment ``path`` with POSIX ``mode``."""
+        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+        record = await self._record()
+        if record is None:
+            raise ContractError.single(
+                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
+            )
+        if len(data) > int(json.loads(record.input_json)["resources"]["diskMb"]) * _MIB:
+            raise ContractError.single(
+                "/bytes", "exact_process_write_too_large", "the file is larger than diskMb"
+            )
+        await asyncio.to_thread(write_confined, str(self._files), request.path, bytes(data), request.mode)
+
+    async def read_file(self, path: str, *, max_bytes: int) -> bytes:
+        """The exact bytes at ``path``; a file over ``max_bytes`` is refused before loading."""
+        request = AgentExactProcessReadFileRequest.parse_wire({"path": path, "maxBytes": max_bytes})
+        if await self._record() is None:
+            raise ContractError.single(
+                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
+            )
+        return await asyncio.to_thread(read_confined, str(self._files), request.path, request.max_bytes)
+
+    async def destroy(self) -> None:
+        """End every process, delete the files; later lookups find nothing. Idempotent."""
+        await self._owner._destroy(self.id)
+
+    def __repr__(self) -> str:
+        return f"<LocalExactProcessEnvironment {self.id}>"
+
+
+class LocalExactProcesses:
+    """``provider.exact_process``: create, get and list environments (durably, by key)."""
+
+    def __init__(self, provider: LocalExactProcessProvider) -> None:
+        self._provider = provider
+        self._store = provider._store
+        self._root = provider._root
+        self._image = provider._image
+        self._isolation = provider._isolation
+        self._python = provider._python
+        self._max_output_bytes = provider._max_output_bytes
+        self.name: Final = provider.name
+
+    def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> None:
+        check_exact_process_egress_supported(self._provider._egress(), request.egress)
+        if request.image != self._image.reference:
+            raise ContractError.single(
+                "/image",
+                "exact_process_image_unavailable",
+                "this provider runs only its own local-host image",
+            )
+        if request.resources.cpu != int(request.resources.cpu):
+            raise ContractError.single(
+                "/resources/cpu",
+                "exact_process_resources_unsupported",
+                "this provider bounds CPU by whole CPUs; a fractional count cannot be applied",
+            )
+        if request.provider_options:
+            raise ContractError.single(
+                "/providerOptions",
+                "exact_process_provider_options_unsupported",
+                "this provider takes no provider options",
+            )
+
+    async def create(
+        self, input: CreateAgentExactProcessEnvironmentInput | Mapping[str, Any]
+    ) -> LocalExactProcessEnvironment:
+        """A fresh environment; the same key and input return the same one, durably."""
+        request = _parse(CreateAgentExactProcessEnvironmentInput, input)
+        self._check(request)
+        now = _now_ms()
+        wire = request.to_wire()
+        candidate = EnvironmentRecord(
+            id="lxp-" + uuid.uuid4().hex,
+            idempotency_key=request.idempotency_key,
+            input_digest=exact_process_create_input_digest(request),
+            input_json=json.dumps(wire, sort_keys=True),
+            metadata_json=canonical_json(wire["metadata"]),
+            created_ms=now,
+            expires_ms=now + request.max_lifetime_ms,
+            state="claimed",
+        )
+        record = await asyncio.to_thread(self._store.claim_environment, candidate)
+        if record.state == "claimed":
+            directory = self._root / "environments" / record.id
+            await asyncio.to_thread(_make_environment_directory, directory)
+            await asyncio.to_thread(self._store.mark_ready, record.id)
+        return LocalExactProcessEnvironment(self, record)
+
+    async def _live_record(self, environment_id: str) -> EnvironmentRecord | None:
+        record = await asyncio.to_thread(self._store.environment, environment_id)
+        if record is None or record.state != "ready":
+            return None
+        if record.expires_ms <= _now_ms():
+            await self._destroy(environment_id)
+            return None
+        return record
+
+    async def get(self, id: str) -> LocalExactProcessEnvironment | None:
+        """The environment ``id``; ``None`` once destroyed or past its lifetime."""
+        record = await self._live_record(id)
+        return None if record is None else LocalExactProcessEnvironment(self, record)
+
+    async def list(
+        self, query: AgentExactProcessEnvironmentQuery | Mapping[str, Any] | None = None
+    ) -> list[LocalExactProcessEnvironment]:
+        """Every live environment whose metadata holds every key/value of ``query.metadata``."""
+        wanted: dict[str, str] = {}
+        if query is not None:
+            parsed = _parse(AgentExactProcessEnvironmentQuery, query)
+            wanted = {key: canonical_json(value) for key, value in thaw(parsed.metadata or {}).items()}
+        found = []
+        for record in await asyncio.to_thread(self._store.environments):
+            metadata = json.loads(record.metadata_json)
+            if all(key in metadata and canonical_json(metadata[key]) == value for key, value in wanted.items()):
+                live = await self._live_record(record.id)
+                if live is not None:
+                    found.append(LocalExactProcessEnvironment(self, live))
+        return found
+
+    async def _destroy(self, environment_id: str) -> None:
+        await asyncio.to_thread(self._store.mark_destroyed, environment_id)
+        directory = self._root / "environments" / environment_id
+        for state in ("started", "starting"):
+            for pid in await asyncio.to_thread(self._store.process_ids, environment_id, state):
+                control = directory / "processes" / str(pid)
+                if (control / "supervisor.json").exists():
+                    await SupervisedProcess(pid, control).kill()
+        await asyncio.to_thread(_remove_tree, directory)
+
+
+def _make_environment_directory(directory: Path) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (directory / "fs").mkdir(mode=0o700, exist_ok=True)
+    (directory / "processes").mkdir(mode=0o700, exist_ok=True)
+
+
+def _remove_tree(directory: Path) -> None:
+    def unlock(_function: Any, path: str, _info: Any) -> None:
+        parent = os.path.dirname(path)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, onerror=unlock)
+        else:
+            os.unlink(path)
+
+    if directory.exists():
+        shutil.rmtree(directory, onerror=unlock)
+
+
+class LocalExactProcessProvider:
+    """The local provider: its capability document and, when enforceable, ``exact_process``.
+
+    ``root`` holds the durable state; ``executables`` the image (see
+    :class:`.LocalHostImage`); ``isolation`` what :func:`.detect_local_isolation` found
+    (use :meth:`open` to detect it). See the module docstring for an example.
+    """
+
+    name: Final = "local-exact-process"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        executables: Iterable[str],
+        isolation: LocalIsolation,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        python: str | None = None,
+    ) -> None:
+        self._root = Path(root).resolve()
+        self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._store = ExactProcessStore(self._root / "state.sqlite3")
+        self._image = LocalHostImage(executables)
+        self._isolation = isolation
+        self._max_output_bytes = max_output_bytes
+        self._python = os.path.realpath(python or sys.executable)
+        self._exact = LocalExactProcesses(self) if isolation.blocks_egress else None
+
+    @classmethod
+    async def open(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        executables: Iterable[str],
+        unshare: str | None = "unshare",
+        pid_namespace: bool = True,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    ) -> LocalExactProcessProvider:
+        """Detect this host's isolation, then build the provider over ``root``."""
+        isolation = await detect_local_isolation(unshare, pid_namespace=pid_namespace)
+        return cls(
+            root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes
+        )
+
+    @property
+    def image(self) -> str:
+        """The image reference a create input must name (``local-host@sha256:...``)."""
+        return self._image.reference
+
+    @property
+    def isolation(self) -> LocalIsolation:
+        return self._isolation
+
+    @property
+    def exact_process(self) -> LocalExactProcesses | None:
+        """The exact-process provider, or ``None`` when egress cannot be blocked here."""
+        return self._exact
+
+    def _egress(self) -> tuple[str, ...] | None:
+        return ("blocked",) if self._isolation.blocks_egress else None
+
+    async def capabilities(self) -> AgentEnvironmentCapabilities:
+        """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
+        egress = self._egress()
+        document: dict[str, Any] = {
+            "profile": {
+                "namedProfiles": False,
+                "systemPrompt": {"replace": False, "append": False},
+                "instructions": False,
+                "tools": False,
+                "permissions": False,
+                "mcp": False,
+                "subagents": False,
+                "resources": {"files": False, "instructions": False},
+                "hooks": False,
+                "modes": False,
+                "runtimeUpdate": False,
+                "validation": False,
+            },
+            "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
+            "sessions": {"continue": False, "list": False, "messages": False},
+            "workspace": {
+                "read": False, "write": False, "exec": False,
+                "git": False, "upload": False, "download": False,
+            },
+            "branching": {"checkpoint": False, "fork": False},
+            "placement": False,
+            "usage": False,
+            "confidential": False,
+        }
+        if egress is not None:
+            document["exactProcess"] = {"egress": list(egress)}
+        return AgentEnvironmentCapabilities.parse_wire(document)
+
+    def __repr__(self) -> str:
+        return f"<LocalExactProcessProvider {str(self._root)!r}>"
