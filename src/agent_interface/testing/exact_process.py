@@ -391,7 +391,8 @@ class InMemoryExactProcessProvider:
         self.egress = tuple(egress)
         self.programs: dict[str, SimulatedProgram] = {SIMULATED_PROCESS_EXECUTABLE: _builtin_program}
         self.programs.update(programs or {})
-        self.exact_process = InMemoryExactProcesses(self)
+        self.exact_process = InMemoryExactProcesses(self) if self.egress else None
+        """``None`` when no egress mode is given: the capability is then omitted."""
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         return AgentEnvironmentCapabilities.parse_wire(
@@ -420,6 +421,6 @@ class InMemoryExactProcessProvider:
                 "placement": False,
                 "usage": False,
                 "confidential": False,
-                "exactProcess": {"egress": list(self.egress)},
+                **({"exactProcess": {"egress": list(self.egress)}} if self.egress else {}),
             }
         )
