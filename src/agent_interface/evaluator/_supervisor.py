@@ -8,9 +8,9 @@ in a fresh network namespace and its first child is the init of a fresh PID name
 It runs in two halves:
 
 * the **launcher** (the process the provider started) forks the supervisor, relays its
-  one-line handshake to the provider on stdout, and exits, so the provider keeps no
-  long-lived child and the supervisor outlives the provider object (and the provider's
-  OS process);
+  one-line handshake (``ok`` or ``error <what> <errno name>``) to the provider on
+  stdout, and exits, so the provider keeps no long-lived child and the supervisor
+  outlives the provider object (and the provider's OS process);
 * the **supervisor** starts a new session, forks the launched program (a new session and
   process group of its own, resource limits applied between ``fork`` and ``execve``, its
   working directory opened without following a symbolic link), copies its stdout and
@@ -20,21 +20,26 @@ It runs in two halves:
   (``SIGTERM`` to the supervisor), and writes ``termination.json`` last, atomically.
 
 The supervisor is single-threaded, so forking it and running Python between ``fork``
-and ``execve`` is safe (this is why no ``preexec_fn`` is needed anywhere).
+and ``execve`` is safe (this is why no ``preexec_fn`` is needed anywhere). It starts on
+every spawn, so it imports only built-in and C modules: ``_signal`` rather than
+``signal`` (which pulls in ``enum``), ``marshal`` for the spec the provider wrote with
+the same interpreter, and a few lines of JSON output instead of ``json``.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _signal  # type: ignore[import-not-found]  # no stubs; `signal` would import enum
 import errno
-import json
+import marshal
 import os
 import resource
-import selectors
-import signal
+import select
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _RLIMITS = {
     "AS": resource.RLIMIT_AS,
@@ -44,6 +49,28 @@ _RLIMITS = {
 _CHUNK = 65536
 _DRAIN_SECONDS = 2.0
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_ALIASES = frozenset({"SIGIOT", "SIGCLD", "SIGPOLL", "SIGRTMIN", "SIGRTMAX"})
+_SIGNAL_NAMES = {
+    getattr(_signal, name): name
+    for name in dir(_signal)
+    if name.startswith("SIG") and not name.startswith("SIG_") and name not in _ALIASES
+}
+
+
+def _json(value: object) -> str:
+    """JSON text of the few shapes the supervisor writes (dicts of str, int, bool, None)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json(str(k))}:{_json(v)}" for k, v in value.items()) + "}"
+    raise TypeError(type(value).__name__)
 
 
 def _write_json(directory: str, name: str, value: dict[str, Any]) -> None:
@@ -51,11 +78,15 @@ def _write_json(directory: str, name: str, value: dict[str, Any]) -> None:
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, json.dumps(value, sort_keys=True).encode())
+        os.write(fd, _json(value).encode())
         os.fsync(fd)
     finally:
         os.close(fd)
     os.rename(temporary, os.path.join(directory, name))
+
+
+def _errno_name(error: BaseException) -> str:
+    return errno.errorcode.get(getattr(error, "errno", None) or errno.EIO, "EIO")
 
 
 def _self_identity() -> tuple[int, int, str]:
@@ -67,11 +98,9 @@ def _self_identity() -> tuple[int, int, str]:
     with open("/proc/self/stat", "rb") as handle:
         stat = handle.read().decode()
     head, _, tail = stat.rpartition(")")
-    pid = int(head.split(" ", 1)[0])
-    start = int(tail.split()[19])
     with open("/proc/sys/kernel/random/boot_id") as handle:
         boot = handle.read().strip()
-    return pid, start, boot
+    return int(head.split(" ", 1)[0]), int(tail.split()[19]), boot
 
 
 def _open_cwd(root: str, components: list[str]) -> int:
@@ -99,9 +128,10 @@ def _exec_child(spec: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, cwd
         os.sched_setaffinity(0, spec["cpus"])
     os.fchdir(cwd_fd)
     # Python ignores SIGPIPE and SIGXFSZ; an ignored disposition would survive execve.
-    for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for number in (_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGTERM, _signal.SIGINT,
+                   _signal.SIGCHLD, _signal.SIGHUP):
+        _signal.signal(number, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_SETMASK, set())
     os.execve(spec["executable"], spec["argv"], spec["env"])
 
 
@@ -116,19 +146,21 @@ class _Capture:
         self.dropped = 0
         self.open = True
 
-    def pump(self) -> None:
+    def pump(self) -> int:
+        """Copy what the pipe holds now; the number of bytes read (0 at EOF or when empty)."""
         try:
             data = os.read(self.read_fd, _CHUNK)
         except BlockingIOError:
-            return
+            return 0
         if not data:
             self.open = False
-            return
+            return 0
         room = max(self.limit - self.kept, 0)
         if room:
             os.write(self.fd, data[:room])
             self.kept += min(room, len(data))
         self.dropped += max(len(data) - room, 0)
+        return len(data)
 
     def close(self) -> None:
         os.fsync(self.fd)
@@ -139,11 +171,7 @@ class _Capture:
 def _termination(reason: str | None, status: int, spec: dict[str, Any]) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"SIG{number}"
-        code, signal_name = 128 + number, name
+        code, signal_name = 128 + number, _SIGNAL_NAMES.get(number, f"SIG{number}")
     else:
         code, signal_name = os.WEXITSTATUS(status), None
     if reason == "timeout":
@@ -163,32 +191,49 @@ def _termination(reason: str | None, status: int, spec: dict[str, Any]) -> dict[
 def _end_everything(group: int) -> None:
     """SIGKILL the program's process group; as a PID namespace's init, every process in it."""
     for target in (-group, -1) if os.getpid() == 1 else (-group,):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(target, signal.SIGKILL)
+        try:
+            os.kill(target, _signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _reap(child: int) -> int | None:
+    """Reap every ended child (orphans of a PID namespace too); the program's status."""
+    status = None
+    while True:
+        try:
+            reaped, code = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if reaped == 0:
+            return status
+        if reaped == child:
+            status = code
 
 
 def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
-    def answer(message: dict[str, Any]) -> None:
-        # The launcher may be gone (its spawn was cancelled): supervise all the same.
-        with contextlib.suppress(OSError):
-            os.write(handshake, (json.dumps(message) + "\n").encode())
+    def answer(message: str) -> None:
+        try:  # noqa: SIM105 - contextlib costs an import on every spawn
+            os.write(handshake, (message + "\n").encode())
+        except OSError:  # the launcher is gone (its spawn was cancelled): supervise anyway
+            pass
         os.close(handshake)
 
     os.setsid()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
-    cancel_requested = []
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.signal(signal.SIGTERM, lambda *_: cancel_requested.append(True))
-    signal.signal(signal.SIGINT, lambda *_: cancel_requested.append(True))
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    cancel_requested: list[bool] = []
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda *_: None)
+    _signal.signal(_signal.SIGTERM, lambda *_: cancel_requested.append(True))
+    _signal.signal(_signal.SIGINT, lambda *_: cancel_requested.append(True))
+    _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
 
     try:
         cwd_fd = _open_cwd(spec["root"], spec["cwd"])
     except OSError as error:
-        answer({"error": "cwd", "errno": errno.errorcode.get(error.errno or 0, "EIO")})
+        answer(f"error cwd {_errno_name(error)}")
         return 0
     stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
     stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
@@ -205,8 +250,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         try:
             _exec_child(spec, stdin_fd, out_w, err_w, cwd_fd)
         except BaseException as error:
-            code = getattr(error, "errno", None) or errno.EIO
-            os.write(fail_w, errno.errorcode.get(code, "EIO").encode())
+            os.write(fail_w, _errno_name(error).encode())
         os._exit(127)
     for fd in (out_w, err_w, fail_w, stdin_fd, cwd_fd):
         os.close(fd)
@@ -216,25 +260,28 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     os.close(fail_r)
     if failure:
         os.waitpid(child, 0)
-        answer({"error": "exec", "errno": failure.decode(errors="replace")})
+        answer(f"error exec {failure.decode(errors='replace')}")
         return 0
 
     pid, start, boot = _self_identity()
+    in_namespace = os.getpid() == 1
     _write_json(control, "supervisor.json", {
         "pid": pid, "startTicks": start, "bootId": boot,
-        "pidNamespace": os.getpid() == 1, "group": None if os.getpid() == 1 else child,
+        "pidNamespace": in_namespace, "group": None if in_namespace else child,
     })
-    answer({"ok": True})
+    answer("ok")
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     os.close(devnull)
 
-    selector = selectors.DefaultSelector()
+    poller = select.poll()
+    by_fd = {}
     for capture in captures:
         os.set_blocking(capture.read_fd, False)
-        selector.register(capture.read_fd, selectors.EVENT_READ, capture)
-    selector.register(wake_r, selectors.EVENT_READ, None)
+        poller.register(capture.read_fd, select.POLLIN)
+        by_fd[capture.read_fd] = capture
+    poller.register(wake_r, select.POLLIN)
 
     deadlines = []
     if spec["timeoutMs"] > 0:
@@ -246,54 +293,43 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     status: int | None = None
     drain_until: float | None = None
     while True:
-        # Reap every child that has ended (orphans of the PID namespace included).
-        while True:
-            try:
-                reaped, code = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if reaped == 0:
-                break
-            if reaped == child:
-                status = code
+        reaped = _reap(child)
+        status = reaped if reaped is not None else status
         now = time.monotonic()
         if status is None and reason is None:
             if cancel_requested:
                 reason = "cancelled"
             else:
-                for when, why in deadlines:
-                    if now >= when:
-                        reason = why
-                        break
+                reason = next((why for when, why in deadlines if now >= when), None)
             if reason is not None:
                 _end_everything(child)
         if status is not None and drain_until is None:
             _end_everything(child)
             drain_until = now + _DRAIN_SECONDS
-        open_captures = [capture for capture in captures if capture.open]
-        if status is not None and (not open_captures or now >= (drain_until or now)):
+        if status is not None and (not by_fd or now >= (drain_until or now)):
             break
         waits = [when - now for when, _ in deadlines if status is None and reason is None]
         if drain_until is not None:
             waits.append(drain_until - now)
-        timeout = max(min([1.0, *waits]), 0.0)
-        for key, _ in selector.select(timeout):
-            if key.data is None:
-                with contextlib.suppress(BlockingIOError):
+        timeout_ms = max(int(min([1.0, *waits]) * 1000) + 1, 0)
+        for fd, _event in poller.poll(timeout_ms):
+            if fd == wake_r:
+                try:
                     while os.read(wake_r, 512):
                         pass
-            elif key.data.open:
-                key.data.pump()
-                if not key.data.open:
-                    selector.unregister(key.fd)
+                except BlockingIOError:
+                    pass
+            elif fd in by_fd:
+                capture = by_fd[fd]
+                capture.pump()
+                if not capture.open:
+                    poller.unregister(fd)
+                    del by_fd[fd]
     assert status is not None
     record = _termination(reason, status, spec)
     for name, capture in zip(("stdout", "stderr"), captures, strict=True):
-        while capture.open:  # what is already buffered; a stray writer is not waited for
-            seen = capture.kept + capture.dropped
-            capture.pump()
-            if capture.kept + capture.dropped == seen:
-                break
+        while capture.open and capture.pump():  # what is buffered; stray writers not awaited
+            pass
         record[f"{name}Bytes"] = capture.kept
         record[f"{name}Dropped"] = capture.dropped
         capture.close()
@@ -301,9 +337,9 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     return 0
 
 
-def _launch(control: str) -> int:
-    with open(os.path.join(control, "spec.json"), "rb") as handle:
-        spec = json.loads(handle.read())
+def _launch(control: str) -> None:
+    with open(os.path.join(control, "spec.marshal"), "rb") as handle:
+        spec = marshal.loads(handle.read())
     read_end, write_end = os.pipe()
     supervisor = os.fork()
     if supervisor == 0:
@@ -317,10 +353,9 @@ def _launch(control: str) -> int:
     line = b""
     while chunk := os.read(read_end, 4096):
         line += chunk
-    sys.stdout.write(line.decode() if line else json.dumps({"error": "supervisor"}) + "\n")
-    sys.stdout.flush()
-    return 0
+    os.write(1, line or b"error supervisor EIO\n")
+    os._exit(0)  # nothing to finalize: leave at once
 
 
 if __name__ == "__main__":
-    sys.exit(_launch(sys.argv[1]))
+    _launch(sys.argv[1])

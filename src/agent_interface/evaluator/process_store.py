@@ -8,13 +8,15 @@ environment, the second finds the claim and returns that environment, and a crea
 another input under the same key is refused. Commits are ``synchronous=FULL``: a claim
 that was acknowledged survives a crash of the machine, not only of the process.
 
-Each call opens its own connection (cheap, and safe from any thread), so the provider
-can run these calls in worker threads without blocking its event loop.
+One store object holds one connection, used by one thread at a time, so the provider can
+run these calls in worker threads without blocking its event loop; separate store
+objects (in one OS process or several) are serialized by SQLite's own locking.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -75,25 +77,38 @@ class ExactProcessStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        with self._connect() as connection:
-            connection.execute("PRAGMA journal_mode=WAL")
-            with self._transaction(connection):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+        self._lock = threading.Lock()
         connection = sqlite3.connect(
             self.path, timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
         )
-        try:
-            connection.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            connection.execute("PRAGMA synchronous=FULL")
-            connection.execute("PRAGMA foreign_keys=ON")
-            yield connection
-        finally:
-            connection.close()
+        connection.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("PRAGMA foreign_keys=ON")
+        self._connection: sqlite3.Connection | None = connection
+        with self._connect() as connection, self._transaction(connection):
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    connection.execute(statement)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """This store's one connection, used by one thread at a time.
+
+        The connection stays open: closing the last connection to a WAL database
+        checkpoints and removes the log, which would cost every call several syncs.
+        """
+        with self._lock:
+            if self._connection is None:
+                raise ContractError.single("/", "exact_process_store_closed", "the store was closed")
+            yield self._connection
+
+    def close(self) -> None:
+        """Close the connection (later calls are refused)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
     @staticmethod
     @contextmanager

@@ -1,7 +1,7 @@
 """One supervised local process, seen from the provider: start it, read it, end it.
 
-A process lives in a control directory of its environment: ``spec.json`` (what to run,
-written by the provider), ``stdin``, the bounded ``stdout`` and ``stderr`` captures,
+A process lives in a control directory of its environment: ``spec.marshal`` (what to
+run, written by the provider), ``stdin``, the bounded ``stdout`` and ``stderr`` captures,
 ``supervisor.json`` (who supervises it: host pid, start time, boot id) and
 ``termination.json`` (why it ended, written last and atomically). Everything a handle
 answers is read from these files, so a handle made by a new provider object, or in
@@ -18,6 +18,7 @@ import asyncio
 import codecs
 import contextlib
 import json
+import marshal
 import os
 import signal
 import uuid
@@ -201,7 +202,8 @@ async def start_supervised(
     control.mkdir(mode=0o700, parents=True)
     if stdin is not None:
         (control / "stdin").write_bytes(stdin)
-    (control / "spec.json").write_text(json.dumps({**spec, "stdin": stdin is not None}))
+    # marshal, not JSON: the supervisor runs on this very interpreter and starts faster.
+    (control / "spec.marshal").write_bytes(marshal.dumps({**spec, "stdin": stdin is not None}))
     handle = SupervisedProcess(pid, control)
     launcher = await asyncio.create_subprocess_exec(
         *prefix, python, "-I", "-S", "-B", SUPERVISOR_SCRIPT, str(control),
@@ -221,19 +223,17 @@ async def start_supervised(
             launcher.kill()
         await asyncio.shield(_end_quietly(handle, launcher))
         raise
-    try:
-        answer = json.loads(line or b"{}")
-    except ValueError:
-        answer = {}
-    if answer.get("ok") is True:
+    words = line.decode("ascii", "replace").split()
+    if words == ["ok"]:
         return handle
-    if answer.get("error") == "cwd":
+    what = words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
+    if what == "cwd":
         raise ContractError.single(
             "/cwd",
             "exact_process_cwd",
             "the working directory does not exist in the environment or is reached through a link",
         )
-    if answer.get("error") == "exec":
+    if what == "exec":
         raise ContractError.single(
             "/executable", "exact_process_spawn_failed", "the executable could not be started"
         )
