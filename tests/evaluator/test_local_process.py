@@ -277,3 +277,22 @@ def test_a_cancelled_spawn_leaves_no_process_running(tmp_path: Path, delay: floa
         return live_marked_processes(marker)
 
     assert run(main()) == []
+
+
+def test_launch_secrets_do_not_stay_at_rest(tmp_path: Path) -> None:
+    local = provider(tmp_path)
+    secret = "s3cret-" + "7" * 20
+
+    async def main() -> object:
+        assert local.exact_process is not None
+        environment = await local.exact_process.create(create_input(local.image))
+        process = await environment.process.spawn(
+            python_launch("import sys; sys.stdin.read()", env={"TOKEN": secret}, stdin=secret)
+        )
+        assert secret not in repr(process)
+        return (await process.wait()).to_wire()
+
+    assert run(main()) == {"kind": "exit", "exitCode": 0}
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path

@@ -19,6 +19,9 @@ It runs in two halves:
   that namespace's init) once the program has ended, been timed out or been cancelled
   (``SIGTERM`` to the supervisor), and writes ``termination.json`` last, atomically.
 
+The spec (whose environment variables may be secrets) and the stdin file are deleted as
+soon as they are read.
+
 The supervisor is single-threaded, so forking it and running Python between ``fork``
 and ``execve`` is safe (this is why no ``preexec_fn`` is needed anywhere). It starts on
 every spawn, so it imports only built-in and C modules: ``_signal`` rather than
@@ -237,6 +240,8 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         return 0
     stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
     stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+    if spec["stdin"]:
+        os.unlink(stdin_path)  # read through the open descriptor; nothing stays at rest
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     captures = [
@@ -338,8 +343,10 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
 
 
 def _launch(control: str) -> None:
-    with open(os.path.join(control, "spec.marshal"), "rb") as handle:
+    path = os.path.join(control, "spec.marshal")
+    with open(path, "rb") as handle:
         spec = marshal.loads(handle.read())
+    os.unlink(path)  # the launch env may hold secrets: none stays at rest
     read_end, write_end = os.pipe()
     supervisor = os.fork()
     if supervisor == 0:

@@ -463,6 +463,10 @@ class LocalExactProcessProvider:
             root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes
         )
 
+    def close(self) -> None:
+        """Close the state database connection (running processes are not touched)."""
+        self._store.close()
+
     @property
     def image(self) -> str:
         """The image reference a create input must name (``local-host@sha256:...``)."""

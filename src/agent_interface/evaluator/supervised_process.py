@@ -1,7 +1,8 @@
 """One supervised local process, seen from the provider: start it, read it, end it.
 
 A process lives in a control directory of its environment: ``spec.marshal`` (what to
-run, written by the provider), ``stdin``, the bounded ``stdout`` and ``stderr`` captures,
+run, written by the provider, deleted by the supervisor once read), ``stdin`` (likewise),
+the bounded ``stdout`` and ``stderr`` captures,
 ``supervisor.json`` (who supervises it: host pid, start time, boot id) and
 ``termination.json`` (why it ended, written last and atomically). Everything a handle
 answers is read from these files, so a handle made by a new provider object, or in
@@ -184,6 +185,16 @@ class SupervisedProcess:
         return (self.control / stream).read_bytes()
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 async def start_supervised(
     pid: int,
     control: Path,
@@ -201,9 +212,9 @@ async def start_supervised(
     """
     control.mkdir(mode=0o700, parents=True)
     if stdin is not None:
-        (control / "stdin").write_bytes(stdin)
+        _write_private(control / "stdin", stdin)
     # marshal, not JSON: the supervisor runs on this very interpreter and starts faster.
-    (control / "spec.marshal").write_bytes(marshal.dumps({**spec, "stdin": stdin is not None}))
+    _write_private(control / "spec.marshal", marshal.dumps({**spec, "stdin": stdin is not None}))
     handle = SupervisedProcess(pid, control)
     launcher = await asyncio.create_subprocess_exec(
         *prefix, python, "-I", "-S", "-B", SUPERVISOR_SCRIPT, str(control),
