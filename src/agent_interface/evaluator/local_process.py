@@ -63,6 +63,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import shutil
@@ -248,6 +249,17 @@ class LocalExactProcessManager:
         return process
 
 
+async def _file_operation(operation: Any, *args: Any) -> Any:
+    """Run a confined file operation in a worker thread; an OS failure is a typed refusal."""
+    try:
+        return await asyncio.to_thread(operation, *args)
+    except OSError as error:
+        name = errno.errorcode.get(error.errno or 0, "EIO")
+        raise ContractError.single(
+            "/path", "exact_process_file_error", f"the file operation failed ({name})"
+        ) from None
+
+
 class LocalExactProcessEnvironment:
     """One environment: its files, its processes, and ``destroy``."""
 
@@ -279,7 +291,7 @@ class LocalExactProcessEnvironment:
             raise ContractError.single(
                 "/bytes", "exact_process_write_too_large", "the file is larger than diskMb"
             )
-        await asyncio.to_thread(write_confined, str(self._files), request.path, bytes(data), request.mode)
+        await _file_operation(write_confined, str(self._files), request.path, bytes(data), request.mode)
 
     async def read_file(self, path: str, *, max_bytes: int) -> bytes:
         """The exact bytes at ``path``; a file over ``max_bytes`` is refused before loading."""
@@ -288,7 +300,8 @@ class LocalExactProcessEnvironment:
             raise ContractError.single(
                 "/", "exact_process_environment_gone", "the environment was destroyed or expired"
             )
-        return await asyncio.to_thread(read_confined, str(self._files), request.path, request.max_bytes)
+        data: bytes = await _file_operation(read_confined, str(self._files), request.path, request.max_bytes)
+        return data
 
     async def destroy(self) -> None:
         """End every process, delete the files; later lookups find nothing. Idempotent."""
