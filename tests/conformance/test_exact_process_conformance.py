@@ -23,7 +23,7 @@ from agent_interface.testing import (
     InMemoryExactProcessProvider,
     InMemoryExactProcessStore,
 )
-from tests.conformance.exact_process_variants import VARIANTS
+from tests.conformance.broken_exact_process import VARIANTS
 
 CREATE_INPUT: dict[str, Any] = {
     "image": "registry.example/exact@sha256:" + "a" * 64,
