@@ -1,7 +1,9 @@
 """The per-process supervisor of :mod:`agent_interface.evaluator.local_process`.
 
-Run by path as ``python -I -S -B _supervisor.py CONTROL_DIR`` (standard library only: no
-package import, no site directory, nothing from the environment). The provider starts it
+Run as ``python -I -S -B _supervisor.py CONTROL_DIR``, or (as the provider does, to skip
+compiling it on every spawn) as its code object marshalled on the launcher's stdin and
+run by a one-line ``-c`` (standard library only: no package import, no site directory,
+nothing from the environment). The provider starts it
 through ``unshare`` when network and PID namespaces are available, so this process sits
 in a fresh network namespace and its first child is the init of a fresh PID namespace.
 
@@ -76,13 +78,14 @@ def _json(value: object) -> str:
     raise TypeError(type(value).__name__)
 
 
-def _write_json(directory: str, name: str, value: dict[str, Any]) -> None:
-    """Write ``name`` atomically: a temporary file, fsync, then rename over it."""
+def _write_json(directory: str, name: str, value: dict[str, Any], *, durable: bool) -> None:
+    """Write ``name`` atomically (a temporary file renamed over it), synced if ``durable``."""
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
         os.write(fd, _json(value).encode())
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.rename(temporary, os.path.join(directory, name))
@@ -166,7 +169,8 @@ class _Capture:
         return len(data)
 
     def close(self) -> None:
-        os.fsync(self.fd)
+        if self.kept:  # synced before termination.json names its length
+            os.fsync(self.fd)
         os.close(self.fd)
         os.close(self.read_fd)
 
@@ -270,10 +274,11 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
 
     pid, start, boot = _self_identity()
     in_namespace = os.getpid() == 1
+    # Not synced: after a crash of the machine the boot id no longer matches anyway.
     _write_json(control, "supervisor.json", {
         "pid": pid, "startTicks": start, "bootId": boot,
         "pidNamespace": in_namespace, "group": None if in_namespace else child,
-    })
+    }, durable=False)
     answer("ok")
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -338,7 +343,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         record[f"{name}Bytes"] = capture.kept
         record[f"{name}Dropped"] = capture.dropped
         capture.close()
-    _write_json(control, "termination.json", record)
+    _write_json(control, "termination.json", record, durable=True)
     return 0
 
 
@@ -365,4 +370,4 @@ def _launch(control: str) -> None:
 
 
 if __name__ == "__main__":
-    _launch(sys.argv[1])
+    _launch(sys.argv[-1])

@@ -449,7 +449,6 @@ class LocalExactProcessProvider:
         executables: Iterable[str],
         isolation: LocalIsolation,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
-        python: str | None = None,
     ) -> None:
         self._root = Path(root).resolve()
         self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -457,7 +456,8 @@ class LocalExactProcessProvider:
         self._image = LocalHostImage(executables)
         self._isolation = isolation
         self._max_output_bytes = max_output_bytes
-        self._python = os.path.realpath(python or sys.executable)
+        # The supervisor runs on this very interpreter (its code is compiled here).
+        self._python = os.path.realpath(sys.executable)
         self._exact = LocalExactProcesses(self) if isolation.blocks_egress else None
 
     @classmethod

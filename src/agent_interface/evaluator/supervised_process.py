@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import json
 import marshal
 import os
@@ -37,7 +38,16 @@ from agent_interface.environment.exact_process import (
 __all__ = ["SUPERVISOR_SCRIPT", "OutputStream", "SupervisedProcess", "start_supervised"]
 
 SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_supervisor.py"))
-"""The standalone supervisor the provider runs by path."""
+"""The standalone supervisor script."""
+
+_BOOT: Final = "import marshal, sys; exec(marshal.loads(sys.stdin.buffer.read()))"
+"""Runs the supervisor's code object read from stdin (compiled once, by this interpreter)."""
+
+
+@functools.cache
+def _supervisor_code() -> bytes:
+    source = Path(SUPERVISOR_SCRIPT).read_bytes()
+    return marshal.dumps(compile(source, SUPERVISOR_SCRIPT, "exec", dont_inherit=True))
 
 OutputStream = Literal["stdout", "stderr"]
 
@@ -217,8 +227,8 @@ async def start_supervised(
     _write_private(control / "spec.marshal", marshal.dumps({**spec, "stdin": stdin is not None}))
     handle = SupervisedProcess(pid, control)
     launcher = await asyncio.create_subprocess_exec(
-        *prefix, python, "-I", "-S", "-B", SUPERVISOR_SCRIPT, str(control),
-        stdin=asyncio.subprocess.DEVNULL,
+        *prefix, python, "-I", "-S", "-B", "-c", _BOOT, str(control),
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         env={},
@@ -226,7 +236,10 @@ async def start_supervised(
         start_new_session=True,
     )
     try:
-        assert launcher.stdout is not None
+        assert launcher.stdin is not None and launcher.stdout is not None
+        launcher.stdin.write(_supervisor_code())
+        await launcher.stdin.drain()
+        launcher.stdin.close()
         line = await asyncio.wait_for(launcher.stdout.readline(), _HANDSHAKE_SECONDS)
         await launcher.wait()
     except BaseException:
