@@ -264,3 +264,30 @@ def test_a_killed_supervisor_leaves_a_cancelled_process_and_no_stray(
     termination, after = run(main())
     assert termination == {"kind": "cancelled"}
     assert after == []
+
+
+def test_a_user_namespace_prefix_also_isolates(tmp_path: Path) -> None:
+    """The unprivileged path (``unshare --user --map-current-user``), exercised even as root."""
+    import shutil
+
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare here")
+    prefix = (unshare, "--user", "--map-current-user", "--net", "--pid")
+    found = LocalIsolation(prefix, True, True, True)
+    local = LocalExactProcessProvider(tmp_path, executables=[PYTHON], isolation=found)
+    code = "import socket, os; print([n for _, n in socket.if_nameindex()], os.getuid() == int(os.environ['UID']))"
+
+    async def main() -> tuple[object, str]:
+        assert local.exact_process is not None
+        environment = await local.exact_process.create(create_input(local.image))
+        try:
+            process = await environment.process.spawn(python_launch(code, env={"UID": str(os.getuid())}))
+        except ContractError:
+            pytest.skip("user namespaces are not available here")
+        termination = (await process.wait()).to_wire()
+        return termination, "".join([chunk async for chunk in process.stdout()])
+
+    termination, out = run(main())
+    assert termination == {"kind": "exit", "exitCode": 0}
+    assert out == "['lo'] True\n"
