@@ -489,7 +489,7 @@ def test_in_memory_engine_is_an_agent_workspace_branching() -> None:
 def test_in_memory_engine_passes_conformance() -> None:
     report = run_branching_conformance(InMemoryWorkspaceBranching(provider="tangle"))
     assert report.ok, str(report)
-    assert len(report.checks) == 13
+    assert len(report.checks) == 16
 
 
 def test_in_memory_engine_with_owned_copies_passes_conformance() -> None:

@@ -25,6 +25,7 @@ called with nothing to check raises :class:`ConformanceUsageError`. From pytest:
 """
 
 from agent_interface.conformance.branching import (
+    BRANCHING_CHECKS,
     run_branching_conformance,
     run_branching_conformance_async,
 )
@@ -57,6 +58,7 @@ from agent_interface.conformance.sessions import (
 )
 
 __all__ = [
+    "BRANCHING_CHECKS",
     "EXACT_PROCESS_CHECKS",
     "PORTABLE_CONTEXT_CHECKS",
     "PROVIDER_CHECKS",

@@ -13,16 +13,23 @@ Rules it honors:
 * lookups recover an operation by key and digest (``found`` / ``not_found`` /
   ``conflict``), including after the caller lost the first answer;
 * cleanup echoes the exact operation, kind, target and provider; a reused cleanup
-  operation id with another target answers ``conflict``;
+  operation id with another target answers ``conflict``; a repeated cleanup answers from
+  the target's current state, so once it is gone the answer is ``already_absent``;
 * a checkpoint with live dependent forks answers ``in_use`` with the blocking
   environment ids and stays recoverable, unless ``forks_own_copy`` is true, in which
   case it is deleted at once;
 * a deleted resource stays deleted: its key is kept, lookups answer ``not_found``
-  and a replayed create answers ``unknown`` (not retryable) instead of recreating it.
+  and a replayed create answers ``unknown`` (not retryable) instead of recreating it;
+* concurrent calls have one effect: an operation is recorded before the first ``await``,
+  so concurrent same-key forks run ``on_fork_created`` once (the others answer
+  ``replayed`` with the same environment, or the first call's error), a changed input
+  answers ``conflict`` at once, and concurrent cleanups of one fork run
+  ``on_fork_destroyed`` once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -86,12 +93,20 @@ class _Fork:
     request_digest: str
     ref: ForkedEnvironmentRef
     destroyed: bool = False
+    # set while the first call's hook runs; concurrent callers await it
+    pending: asyncio.Future[ForkedEnvironmentRef] | None = None
+    destroying: asyncio.Future[None] | None = None
 
 
-@dataclass
-class _Cleanup:
-    request_digest: str
-    final: WorkspaceCleanupAcknowledgement | None = None
+def _settle(future: asyncio.Future[Any], error: BaseException | None, value: Any = None) -> None:
+    if error is None:
+        future.set_result(value)
+        return
+    if isinstance(error, asyncio.CancelledError):
+        future.cancel()
+        return
+    future.set_exception(error)
+    future.add_done_callback(lambda done: done.exception())  # retrieved even with no waiter
 
 
 @dataclass
@@ -114,7 +129,7 @@ class InMemoryWorkspaceBranching:
     on_fork_destroyed: Callable[[ForkedEnvironmentRef], Awaitable[None]] | None = None
     _checkpoints: dict[str, _Checkpoint] = field(default_factory=dict, init=False, repr=False)
     _forks: dict[str, _Fork] = field(default_factory=dict, init=False, repr=False)
-    _cleanups: dict[str, _Cleanup] = field(default_factory=dict, init=False, repr=False)
+    _cleanups: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _counter: Any = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
 
     @property
@@ -173,7 +188,7 @@ class InMemoryWorkspaceBranching:
             None,
         )
         if target is None:
-            return self._final(exact, "already_absent")
+            return self._ack(exact, "already_absent")
         blockers = [
             fork.ref.environment_id
             for fork in self._forks.values()
@@ -187,7 +202,7 @@ class InMemoryWorkspaceBranching:
                 blocking_target_ids=tuple(sorted(blockers)),
             )
         target.deleted = True
-        return self._final(exact, "deleted")
+        return self._ack(exact, "deleted")
 
     # --- forks ---------------------------------------------------------------------------
 
@@ -198,6 +213,8 @@ class InMemoryWorkspaceBranching:
         if known is not None:
             if known.request_digest != exact.request_digest:
                 return WorkspaceForkConflict(**identity, existing_request_digest=known.request_digest)
+            if known.pending is not None:
+                await asyncio.shield(known.pending)  # the first call's error, if it failed
             if known.destroyed:
                 return WorkspaceOperationUnknown(
                     **identity, message="the environment made by this operation was destroyed", retryable=False
@@ -231,9 +248,21 @@ class InMemoryWorkspaceBranching:
             confidential_requested=exact.confidential.requested if exact.confidential else False,
             **_metadata_of(exact),
         )
-        if self.on_fork_created is not None:
-            await self.on_fork_created(ref)
-        self._forks[exact.idempotency_key] = _Fork(exact.request_digest, ref)
+        # The key is taken before the first await: a concurrent same-key call waits for
+        # this one, a changed input conflicts, and the hook runs once.
+        record = _Fork(exact.request_digest, ref, pending=asyncio.get_running_loop().create_future())
+        self._forks[exact.idempotency_key] = record
+        pending = record.pending
+        assert pending is not None
+        try:
+            if self.on_fork_created is not None:
+                await self.on_fork_created(ref)
+        except BaseException as error:
+            del self._forks[exact.idempotency_key]  # nothing was made: the key is free again
+            _settle(pending, error)
+            raise
+        record.pending = None
+        _settle(pending, None, ref)
         return WorkspaceForkSuccess(status="created", **identity, environment=ref)
 
     async def lookup_fork(self, request: Any) -> Any:
@@ -242,6 +271,11 @@ class InMemoryWorkspaceBranching:
         known = self._forks.get(exact.idempotency_key)
         if known is not None and known.request_digest != exact.request_digest:
             return WorkspaceForkConflict(**identity, existing_request_digest=known.request_digest)
+        if known is not None and known.pending is not None:
+            try:
+                await asyncio.shield(known.pending)
+            except Exception:
+                return WorkspaceOperationNotFound(**identity)
         if known is None or known.destroyed:
             return WorkspaceOperationNotFound(**identity)
         return WorkspaceForkFound(**identity, environment=known.ref)
@@ -254,15 +288,31 @@ class InMemoryWorkspaceBranching:
         if early is not None:
             return early
         target = next(
-            (f for f in self._forks.values() if f.ref.environment_id == exact.target_id and not f.destroyed),
+            (f for f in self._forks.values() if f.ref.environment_id == exact.target_id),
             None,
         )
-        if target is None:
-            return self._final(exact, "already_absent")
-        if self.on_fork_destroyed is not None:
-            await self.on_fork_destroyed(target.ref)
-        target.destroyed = True
-        return self._final(exact, "deleted")
+        while target is not None and (target.pending is not None or target.destroying is not None):
+            if target.pending is not None:
+                try:
+                    await asyncio.shield(target.pending)  # the fork is still being made
+                except Exception:
+                    return self._ack(exact, "already_absent")
+            elif target.destroying is not None:
+                await asyncio.shield(target.destroying)  # another cleanup of this fork is running
+        if target is None or target.destroyed:
+            return self._ack(exact, "already_absent")
+        target.destroying = asyncio.get_running_loop().create_future()
+        destroying = target.destroying
+        try:
+            if self.on_fork_destroyed is not None:
+                await self.on_fork_destroyed(target.ref)
+        except BaseException as error:
+            target.destroying = None
+            _settle(destroying, error)
+            raise
+        target.destroyed, target.destroying = True, None
+        _settle(destroying, None)
+        return self._ack(exact, "deleted")
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -271,27 +321,19 @@ class InMemoryWorkspaceBranching:
 
     def _cleanup_precheck(self, request: WorkspaceCleanupRequest) -> WorkspaceCleanupAcknowledgement | None:
         known = self._cleanups.get(request.operation_id)
-        if known is not None and known.request_digest != request.request_digest:
+        if known is not None and known != request.request_digest:
             return self._ack(
                 request,
                 "conflict",
                 message="this cleanup operation id was used for another target",
-                existing_request_digest=known.request_digest,
+                existing_request_digest=known,
             )
-        if known is None:
-            self._cleanups[request.operation_id] = _Cleanup(request.request_digest)
-        elif known.final is not None:
-            return known.final
+        self._cleanups[request.operation_id] = request.request_digest
         if request.provider != self.provider:
             return self._ack(
                 request, "unknown", message="the target belongs to another provider", retryable=False
             )
         return None
-
-    def _final(self, request: WorkspaceCleanupRequest, status: _CleanupStatus) -> WorkspaceCleanupAcknowledgement:
-        acknowledgement = self._ack(request, status)
-        self._cleanups[request.operation_id].final = acknowledgement
-        return acknowledgement
 
     @staticmethod
     def _ack(request: WorkspaceCleanupRequest, status: _CleanupStatus, **fields: Any) -> WorkspaceCleanupAcknowledgement:
