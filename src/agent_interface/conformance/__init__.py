@@ -35,6 +35,11 @@ from agent_interface.conformance.exact_process import (
     run_exact_process_conformance,
     run_exact_process_conformance_async,
 )
+from agent_interface.conformance.interactive_sessions import (
+    INTERACTIVE_CHECKS,
+    run_interactive_session_conformance,
+    run_interactive_session_conformance_async,
+)
 from agent_interface.conformance.portable_context import (
     PORTABLE_CONTEXT_CHECKS,
     run_portable_context_conformance,
@@ -60,6 +65,7 @@ from agent_interface.conformance.sessions import (
 __all__ = [
     "BRANCHING_CHECKS",
     "EXACT_PROCESS_CHECKS",
+    "INTERACTIVE_CHECKS",
     "PORTABLE_CONTEXT_CHECKS",
     "PROVIDER_CHECKS",
     "CheckStatus",
@@ -72,6 +78,8 @@ __all__ = [
     "run_branching_conformance_async",
     "run_exact_process_conformance",
     "run_exact_process_conformance_async",
+    "run_interactive_session_conformance",
+    "run_interactive_session_conformance_async",
     "run_portable_context_conformance",
     "run_portable_context_conformance_async",
     "run_provider_conformance",

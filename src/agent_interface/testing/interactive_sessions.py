@@ -13,11 +13,18 @@ with the contract's rules:
 * prompts, attach and stop need the current, unexpired claim; a superseded or expired
   claim is refused before any effect; prompt and stop operations replay like claims, and
   a replay never delivers a prompt twice;
-* the terminal returned by attach checks its claim on every write.
+* the terminal returned by attach checks its claim on every write and on close;
+* ``initial_control_generation`` is the generation persisted at launch: the first claim
+  must expect it, so a coordinator that assumes zero is fenced off;
+* concurrent calls have one effect: a start is recorded before its first ``await``, so
+  concurrent identical starts prepare and launch one process (:attr:`start_count`
+  counts launches) and share its ref or its error; a stop is recorded before the
+  terminal is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -193,7 +200,9 @@ class InMemoryInteractiveTerminal:
         return await self._terminal.detach()
 
     async def close(self) -> TerminalDetachAck:
-        """Closes this connection only; the coding-agent process keeps running."""
+        """Closes this connection only (the coding-agent process keeps running); like
+        every write, it needs the attach-time claim to still be current."""
+        self._owner._require_current(self._process, self._control)
         return await self._terminal.detach()
 
     def events(self, *, since: int | None = None) -> AsyncIterator[Any]:
@@ -317,10 +326,11 @@ class InMemoryInteractiveSession:
         self._owner._require_current(process, exact.control)
         if process.ended_at is None:
             process.ended_at = iso_of_epoch_ms(self._owner.clock_ms())
-            await self._owner._terminals.terminal(process.terminal_id).close()
             acknowledgement = AgentInteractiveSessionStopAcknowledgement(**base, status="accepted", effect="stopped")
-        else:
-            acknowledgement = AgentInteractiveSessionStopAcknowledgement(**base, status="accepted", effect="not_live")
+            process.stops[exact.operation_id] = acknowledgement  # recorded before the await
+            await self._owner._terminals.terminal(process.terminal_id).close()
+            return acknowledgement
+        acknowledgement = AgentInteractiveSessionStopAcknowledgement(**base, status="accepted", effect="not_live")
         process.stops[exact.operation_id] = acknowledgement
         return acknowledgement
 
@@ -331,7 +341,8 @@ class InMemoryInteractiveSessions:
 
     ``prepare`` returns (or awaits) the executor's preparation receipt for a proven start;
     its authored profile digest and harness must be the requested ones. By default an
-    :class:`InMemoryExecutor` prepares it. ``claim_ttl_ms`` is the lifetime of a control
+    :class:`InMemoryExecutor` prepares it. ``initial_control_generation`` is the control
+    generation persisted at launch. ``claim_ttl_ms`` is the lifetime of a control
     claim; ``clock_ms`` the time source in epoch milliseconds.
     """
 
@@ -340,18 +351,49 @@ class InMemoryInteractiveSessions:
     )
     claim_ttl_ms: int = 600_000
     clock_ms: Callable[[], int] = system_clock_ms
+    initial_control_generation: int = 0
     _processes: dict[str, _Process] = field(default_factory=dict, init=False, repr=False)
+    _starting: dict[str, asyncio.Future[AgentInteractiveSessionRef]] = field(default_factory=dict, init=False, repr=False)
     _terminals: InMemoryTerminals = field(init=False, repr=False)
     _counter: Any = field(default_factory=lambda: itertools.count(1), init=False, repr=False)
+    _launched: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.initial_control_generation < 0:
+            raise ValueError("initial_control_generation must be zero or more")
         self._terminals = InMemoryTerminals(ttl_ms=10 * 365 * 86_400_000, clock_ms=self.clock_ms)
+
+    @property
+    def start_count(self) -> int:
+        """How many coding-agent processes were launched (replays launch none)."""
+        return self._launched
 
     async def start_interactive(self, request: AgentInteractiveSessionStart | Mapping[str, Any]) -> AgentInteractiveSessionRef:
         start = exact_agent_interactive_session_start(request)
-        known = self._processes.get(start.run.request_digest)
+        key = start.run.request_digest
+        known = self._processes.get(key)
         if known is not None:
             return known.ref
+        starting = self._starting.get(key)
+        if starting is not None:
+            return await asyncio.shield(starting)  # an identical start is launching: its outcome
+        starting = asyncio.get_running_loop().create_future()
+        self._starting[key] = starting
+        try:
+            ref = await self._launch(start)
+        except BaseException as error:
+            if isinstance(error, asyncio.CancelledError):
+                starting.cancel()
+            else:
+                starting.set_exception(error)
+                starting.add_done_callback(lambda done: done.exception())
+            raise
+        finally:
+            del self._starting[key]
+        starting.set_result(ref)
+        return ref
+
+    async def _launch(self, start: AgentInteractiveSessionStart) -> AgentInteractiveSessionRef:
         prepared = self.prepare(start)
         if inspect.isawaitable(prepared):
             prepared = await prepared
@@ -370,8 +412,12 @@ class InMemoryInteractiveSessions:
         opened = await self._terminals.attach_terminal(
             {"parentExecutionId": start.run.execution_id, "mode": "attach", "cols": start.cols or 80, "rows": start.rows or 24}
         )
+        self._launched += 1
         self._processes[start.run.request_digest] = _Process(
-            ref=ref, ref_digest=agent_interactive_session_ref_digest(ref), terminal_id=opened.ref.terminal_session_id
+            ref=ref,
+            ref_digest=agent_interactive_session_ref_digest(ref),
+            terminal_id=opened.ref.terminal_session_id,
+            generation=self.initial_control_generation,
         )
         if start.initial_prompt:
             self._terminals.write_output(opened.ref.terminal_session_id, start.initial_prompt)
