@@ -15,6 +15,10 @@ called with nothing to check raises :class:`ConformanceUsageError`. From pytest:
 * :func:`run_session_conformance`: managed agents, workspace leases, terminals and
   interactive sessions;
 * :func:`run_branching_conformance`: a durable workspace-branching engine;
+* :func:`run_interactive_session_conformance`: native interactive sessions (TUIs);
+* :func:`run_session_replay_conformance`: detached turns and event replay of retained
+  sessions;
+* :func:`run_interaction_response_conformance`: typed interaction responses;
 * :func:`run_portable_context_conformance`: context planning, transfer and native
   continuation;
 * :func:`run_exact_process_conformance`: the exactProcess capability (idempotent and
@@ -34,6 +38,14 @@ from agent_interface.conformance.exact_process import (
     ExactProcessLaunches,
     run_exact_process_conformance,
     run_exact_process_conformance_async,
+)
+from agent_interface.conformance.interactions import (
+    INTERACTION_CHECKS,
+    InteractionCase,
+    InteractionScenario,
+    InteractionTarget,
+    run_interaction_response_conformance,
+    run_interaction_response_conformance_async,
 )
 from agent_interface.conformance.interactive_sessions import (
     INTERACTIVE_CHECKS,
@@ -57,6 +69,11 @@ from agent_interface.conformance.report import (
     ConformanceReport,
     ConformanceUsageError,
 )
+from agent_interface.conformance.session_replay import (
+    SESSION_REPLAY_CHECKS,
+    run_session_replay_conformance,
+    run_session_replay_conformance_async,
+)
 from agent_interface.conformance.sessions import (
     run_session_conformance,
     run_session_conformance_async,
@@ -65,19 +82,26 @@ from agent_interface.conformance.sessions import (
 __all__ = [
     "BRANCHING_CHECKS",
     "EXACT_PROCESS_CHECKS",
+    "INTERACTION_CHECKS",
     "INTERACTIVE_CHECKS",
     "PORTABLE_CONTEXT_CHECKS",
     "PROVIDER_CHECKS",
+    "SESSION_REPLAY_CHECKS",
     "CheckStatus",
     "ConformanceCheck",
     "ConformanceFailure",
     "ConformanceReport",
     "ConformanceUsageError",
     "ExactProcessLaunches",
+    "InteractionCase",
+    "InteractionScenario",
+    "InteractionTarget",
     "run_branching_conformance",
     "run_branching_conformance_async",
     "run_exact_process_conformance",
     "run_exact_process_conformance_async",
+    "run_interaction_response_conformance",
+    "run_interaction_response_conformance_async",
     "run_interactive_session_conformance",
     "run_interactive_session_conformance_async",
     "run_portable_context_conformance",
@@ -86,4 +110,6 @@ __all__ = [
     "run_provider_conformance_async",
     "run_session_conformance",
     "run_session_conformance_async",
+    "run_session_replay_conformance",
+    "run_session_replay_conformance_async",
 ]

@@ -6,7 +6,9 @@ durable workspace branching (through :class:`InMemoryWorkspaceBranching`). The s
 surfaces have their own: :class:`InMemoryAgentInstances`, :class:`InMemoryWorkspaceLeases`,
 :class:`InMemoryTerminals` and :class:`InMemoryInteractiveSessions`; portable context
 planning, transfer and native continuation have :class:`InMemoryPortableContext`; the
-exactProcess capability has :class:`InMemoryExactProcessProvider` (simulated processes).
+exactProcess capability has :class:`InMemoryExactProcessProvider` (simulated processes);
+retained sessions with detach, replay and typed interactions have
+:class:`InMemoryRetainedSessionProvider` (with :class:`InMemoryInteractions`).
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
@@ -23,6 +25,7 @@ from agent_interface.testing.exact_process import (
     SimulatedRun,
     simulated_process_launch,
 )
+from agent_interface.testing.interactions import InMemoryInteractions
 from agent_interface.testing.interactive_sessions import (
     InMemoryExecutor,
     InMemoryInteractiveSession,
@@ -39,6 +42,12 @@ from agent_interface.testing.portable_context import (
 from agent_interface.testing.provider import (
     InMemoryAgentEnvironmentProvider,
     in_memory_capabilities,
+)
+from agent_interface.testing.retained_sessions import (
+    InMemoryRetainedEnvironment,
+    InMemoryRetainedSession,
+    InMemoryRetainedSessionProvider,
+    retained_session_capabilities,
 )
 from agent_interface.testing.sessions import (
     InMemoryAgentInstances,
@@ -62,11 +71,15 @@ __all__ = [
     "InMemoryExactProcessStore",
     "InMemoryExactProcesses",
     "InMemoryExecutor",
+    "InMemoryInteractions",
     "InMemoryInteractiveSession",
     "InMemoryInteractiveSessions",
     "InMemoryInteractiveTerminal",
     "InMemoryNativeSession",
     "InMemoryPortableContext",
+    "InMemoryRetainedEnvironment",
+    "InMemoryRetainedSession",
+    "InMemoryRetainedSessionProvider",
     "InMemoryTerminalSession",
     "InMemoryTerminals",
     "InMemoryWorkspaceBranching",
@@ -77,4 +90,5 @@ __all__ = [
     "WorkspaceLeaseGrant",
     "in_memory_capabilities",
     "simulated_process_launch",
+    "retained_session_capabilities",
 ]
