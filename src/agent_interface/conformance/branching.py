@@ -33,9 +33,6 @@ from agent_interface.conformance.report import (
     maybe_await,
     run_sync,
 )
-from agent_interface.conformance.report import (
-    ConformanceCheck as _SharedCheck,
-)
 from agent_interface.core.canonical import sha256_utf8
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import wire_adapter
@@ -61,13 +58,9 @@ from agent_interface.durable.portable_context import plain_wire
 
 __all__ = [
     "BRANCHING_CHECKS",
-    "BranchingConformanceReport",
     "run_branching_conformance",
     "run_branching_conformance_async",
 ]
-
-BranchingConformanceReport = ConformanceReport
-"""The branching kit's report: the shared :class:`ConformanceReport`."""
 
 BRANCHING_METHODS = ("checkpoint", "lookup_checkpoint", "delete_checkpoint", "fork", "lookup_fork", "destroy_fork")
 
@@ -90,21 +83,6 @@ BRANCHING_CHECKS = (
     "cleanup",
 )
 """Every check the branching kit records, in order."""
-
-
-class ConformanceCheck(_SharedCheck):
-    """Deprecated: a shared check built from the old ``(name, passed, message)`` form.
-
-    Kept only for callers built on this module's former report (the session kit); new
-    code uses :class:`agent_interface.conformance.report.ConformanceCheck`.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, name: str, passed: bool, message: str = "") -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "status", "passed" if passed else "failed")
-        object.__setattr__(self, "message", message)
 
 
 def _parse(tp: Any, value: Any, what: str) -> Any:
