@@ -89,6 +89,6 @@ __all__ = [
     "SimulatedRun",
     "WorkspaceLeaseGrant",
     "in_memory_capabilities",
-    "simulated_process_launch",
     "retained_session_capabilities",
+    "simulated_process_launch",
 ]
