@@ -549,10 +549,12 @@ if TYPE_CHECKING:
         PortableContextSourceBoundary as PortableContextSourceBoundary,
         PortableContextUnsupportedResult as PortableContextUnsupportedResult,
         PortableConversationContext as PortableConversationContext,
+        plain_wire as plain_wire,
         portable_context_plan_digest as portable_context_plan_digest,
         portable_context_plan_request_digest as portable_context_plan_request_digest,
         portable_context_plan_result_matches_request as portable_context_plan_result_matches_request,
         portable_conversation_context_digest as portable_conversation_context_digest,
+        same_wire as same_wire,
     )
     from .environment.capabilities import (
         AgentEnvironmentCapabilities as AgentEnvironmentCapabilities,
@@ -570,6 +572,13 @@ if TYPE_CHECKING:
         WorkspaceCapabilities as WorkspaceCapabilities,
         accepts_cwd_base as accepts_cwd_base,
         declares_durable_branching as declares_durable_branching,
+    )
+    from .environment.event_sequencer import (
+        EventSequencer as EventSequencer,
+        envelope_of as envelope_of,
+        environment_event as environment_event,
+        events_after as events_after,
+        iso_timestamp as iso_timestamp,
     )
     from .environment.events import (
         AccountUsage as AccountUsage,
@@ -894,6 +903,12 @@ if TYPE_CHECKING:
     from .provider.acknowledgement_intersection import (
         read_intersected_acknowledgement as read_intersected_acknowledgement,
     )
+    from .provider.capability_builder import (
+        CapabilityBuilder as CapabilityBuilder,
+        SurfaceKind as SurfaceKind,
+        forbidden_members as forbidden_members,
+        required_members as required_members,
+    )
     from .provider.command_turn import (
         command_turn_events as command_turn_events,
         exec_only_environment_capabilities as exec_only_environment_capabilities,
@@ -1049,6 +1064,10 @@ if TYPE_CHECKING:
         validate_and_parse_interaction_response as validate_and_parse_interaction_response,
         validate_interaction_response as validate_interaction_response,
         validate_interaction_response_command as validate_interaction_response_command,
+    )
+    from .runtime.part_factory import (
+        PartFactory as PartFactory,
+        TextStream as TextStream,
     )
     from .runtime.parts import (
         BackendMessage as BackendMessage,
@@ -1632,10 +1651,12 @@ _EXPORTS: dict[str, str] = {
     "PortableContextSourceBoundary": "durable.portable_context",
     "PortableContextUnsupportedResult": "durable.portable_context",
     "PortableConversationContext": "durable.portable_context",
+    "plain_wire": "durable.portable_context",
     "portable_context_plan_digest": "durable.portable_context",
     "portable_context_plan_request_digest": "durable.portable_context",
     "portable_context_plan_result_matches_request": "durable.portable_context",
     "portable_conversation_context_digest": "durable.portable_context",
+    "same_wire": "durable.portable_context",
     "AgentEnvironmentCapabilities": "environment.capabilities",
     "BranchingCapabilities": "environment.capabilities",
     "ContextTransferCapabilities": "environment.capabilities",
@@ -1651,6 +1672,11 @@ _EXPORTS: dict[str, str] = {
     "WorkspaceCapabilities": "environment.capabilities",
     "accepts_cwd_base": "environment.capabilities",
     "declares_durable_branching": "environment.capabilities",
+    "EventSequencer": "environment.event_sequencer",
+    "envelope_of": "environment.event_sequencer",
+    "environment_event": "environment.event_sequencer",
+    "events_after": "environment.event_sequencer",
+    "iso_timestamp": "environment.event_sequencer",
     "AccountUsage": "environment.events",
     "AgentEnvironmentEvent": "environment.events",
     "AgentEnvironmentObservation": "environment.events",
@@ -1912,6 +1938,10 @@ _EXPORTS: dict[str, str] = {
     "ParsedUrl": "profile.urls",
     "parse_url": "profile.urls",
     "read_intersected_acknowledgement": "provider.acknowledgement_intersection",
+    "CapabilityBuilder": "provider.capability_builder",
+    "SurfaceKind": "provider.capability_builder",
+    "forbidden_members": "provider.capability_builder",
+    "required_members": "provider.capability_builder",
     "command_turn_events": "provider.command_turn",
     "exec_only_environment_capabilities": "provider.command_turn",
     "exec_result_from_unknown": "provider.command_turn",
@@ -2044,6 +2074,8 @@ _EXPORTS: dict[str, str] = {
     "validate_and_parse_interaction_response": "runtime.interaction_responses",
     "validate_interaction_response": "runtime.interaction_responses",
     "validate_interaction_response_command": "runtime.interaction_responses",
+    "PartFactory": "runtime.part_factory",
+    "TextStream": "runtime.part_factory",
     "BackendMessage": "runtime.parts",
     "FilePart": "runtime.parts",
     "InputFilePart": "runtime.parts",

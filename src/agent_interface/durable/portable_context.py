@@ -61,14 +61,16 @@ __all__ = [
     "PortableContextSourceBoundary",
     "PortableContextUnsupportedResult",
     "PortableConversationContext",
+    "plain_wire",
     "portable_context_plan_digest",
     "portable_context_plan_request_digest",
     "portable_context_plan_result_matches_request",
     "portable_conversation_context_digest",
+    "same_wire",
 ]
 
 
-# --- small shared helpers (used by the other durable-operation modules too) -------------
+# --- wire-value helpers (public: other durable modules, the kits and in-memory implementations use them)
 
 
 WireTimestamp = Annotated[IsoDatetime, Utf16Length(max=64)]
