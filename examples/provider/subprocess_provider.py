@@ -37,13 +37,16 @@ from subprocess_turns import (
 )
 
 from agent_interface import (
+    AgentEnvironment,
     AgentEnvironmentCapabilities,
     AgentEnvironmentCreateIdempotencyRecord,
     AgentEnvironmentCreation,
     AgentEnvironmentEvent,
+    AgentEnvironmentProvider,
     AgentEnvironmentStatus,
     AgentEnvironmentSummary,
     AgentRunControlRef,
+    AgentSession,
     AgentSessionRef,
     AgentSessionStatus,
     AgentTurnInput,
@@ -392,3 +395,11 @@ class SubprocessSession:
             log.process.kill()
         if log.task is not None:
             await asyncio.wait([log.task])
+
+
+def _protocols_hold(
+    provider: SubprocessAgentProvider, environment: SubprocessEnvironment, session: SubprocessSession
+) -> tuple[AgentEnvironmentProvider, AgentEnvironment, AgentSession]:
+    """Never called: ``mypy --strict`` accepts this only if the three classes satisfy
+    the Protocols a runtime programs against."""
+    return provider, environment, session
