@@ -32,6 +32,7 @@ from subprocess_turns import (
     admit_turn,
     default_agent,
     drive,
+    kill,
     run_turn,
     start_run,
 )
@@ -391,8 +392,8 @@ class SubprocessSession:
         if log.status != "running":
             return
         log.cancel_requested = True
-        if log.process is not None and log.process.returncode is None:
-            log.process.kill()
+        if log.process is not None:
+            kill(log.process)
         if log.task is not None:
             await asyncio.wait([log.task])
 

@@ -7,7 +7,10 @@ Public names of ``agent_interface`` only; see ``subprocess_provider.py`` for the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +43,20 @@ MAX_LINE_BYTES = 64 * 1024
 
 MAX_ANSWER_CHARS = 256 * 1024
 """Longest answer kept; more fails the turn rather than growing without bound."""
+
+DEFAULT_TURN_SECONDS = 600.0
+"""How long a turn may run when the turn names no ``timeoutMs``."""
+
+
+def kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the agent and everything it started (it runs in its own process group)."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
 
 
 @dataclass
@@ -148,7 +165,8 @@ async def run_turn(
         return event
 
     loop = asyncio.get_running_loop()
-    deadline = None if turn.timeout_ms is None else loop.time() + turn.timeout_ms / 1000
+    seconds = DEFAULT_TURN_SECONDS if turn.timeout_ms is None else turn.timeout_ms / 1000
+    deadline = loop.time() + seconds
     try:
         yield await record(sequencer.event(StatusEvent(type="status", status="started")))
         process = await asyncio.create_subprocess_exec(
@@ -159,14 +177,14 @@ async def run_turn(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             limit=MAX_LINE_BYTES,
+            start_new_session=True,
         )
         log.process = process
         if log.cancel_requested:
-            process.kill()
+            kill(process)
         assert process.stdout is not None
         while True:
-            remaining = None if deadline is None else max(deadline - loop.time(), 0)
-            line = await asyncio.wait_for(process.stdout.readline(), remaining)
+            line = await asyncio.wait_for(process.stdout.readline(), max(deadline - loop.time(), 0))
             if not line:
                 break
             message = json.loads(line)
@@ -178,7 +196,7 @@ async def run_turn(
                 yield await record(sequencer.event(answer.append(message["text"])))
             elif message.get("kind") == "usage":
                 usage = TokenUsage.parse_wire({"inputTokens": message["input"], "outputTokens": message["output"]})
-        code = await process.wait()
+        code = await asyncio.wait_for(process.wait(), max(deadline - loop.time(), 0))
         if log.cancel_requested:
             outcome = ("cancelled", "the turn was cancelled")
         elif code == 0:
@@ -189,13 +207,15 @@ async def run_turn(
         outcome = ("failed", "the turn timed out")
     except (ValueError, KeyError, TypeError, ContractError):
         outcome = ("failed", "the agent wrote output this provider cannot read")
+    except OSError:
+        outcome = ("failed", "the agent could not be started")
     except (asyncio.CancelledError, GeneratorExit):
         outcome = ("cancelled", "the turn was cancelled")  # by its task, or its reader left
         raise
     finally:
         left, log.process = log.process, None
         if left is not None and left.returncode is None:
-            left.kill()
+            kill(left)
             await left.wait()
         status, error = outcome
         end = StatusEvent(type="status", status=status, detail=error) if error else StatusEvent(type="status", status=status)

@@ -219,3 +219,47 @@ async def test_turn_fields_it_does_not_declare_are_refused_before_dispatch() -> 
         with pytest.raises(ContractError):
             environment.stream(turn)
     await environment.destroy()
+
+
+async def test_an_agent_that_cannot_start_fails_the_turn(tmp_path: Path) -> None:
+    provider = SubprocessAgentProvider(agent=[str(tmp_path / "no-such-agent")], root=tmp_path / "envs")
+    environment = await provider.create(_create())
+    events = await asyncio.wait_for(_drain(environment.stream(AgentTurnInput(prompt="x"))), WATCHDOG)
+    assert (events[-1].data["status"], events[-1].data["detail"]) == ("failed", "the agent could not be started")
+    await environment.destroy()
+
+
+async def test_cancel_kills_what_the_agent_started(tmp_path: Path) -> None:
+    script = tmp_path / "parent_agent.py"
+    script.write_text(
+        "import json, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(json.dumps({'kind': 'text', 'text': str(child.pid)}), flush=True)\n"
+        "time.sleep(60)\n",
+        encoding="utf-8",
+    )
+    provider = SubprocessAgentProvider(agent=[sys.executable, str(script)], root=tmp_path / "envs")
+    environment = await provider.create(_create())
+    reference = await environment.dispatch(AgentTurnInput(prompt="spawn"))
+    session = environment.session(reference.id)
+    child = None
+    async for event in session.events():
+        if event.type == "message.part.updated":
+            child = int(event.data["part"]["text"])
+            break
+    assert child is not None
+    await asyncio.wait_for(session.cancel(), WATCHDOG)
+    for _ in range(100):  # the group was sent SIGKILL; give the kernel a moment to reap
+        if not Path(f"/proc/{child}").exists() or "Z" in _state_of(child):
+            break
+        await asyncio.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists() or "Z" in _state_of(child)
+    assert (await session.result()).error == "the turn was cancelled"
+    await environment.destroy()
+
+
+def _state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
