@@ -48,3 +48,24 @@ def test_every_python_block_runs(page: Path, monkeypatch: pytest.MonkeyPatch) ->
         for name in sorted(set(namespace) - before):
             if name.startswith("test_") and callable(namespace[name]):
                 namespace[name]()
+
+
+def test_every_name_in_the_toolkit_table_is_public_and_documented() -> None:
+    import agent_interface
+    import agent_interface.conformance
+
+    text = (GUIDE / "providers.md").read_text(encoding="utf-8")
+    table = text[text.index("| to ... | use |"):text.index("## The three objects")]
+    names = {
+        name
+        for row in table.splitlines()[2:]
+        if row.startswith("|")
+        for name in re.findall(r"`([A-Za-z_]+)`", row.split("|")[2])
+    }
+    assert len(names) >= 20
+    for name in sorted(names - {"agent_interface"}):
+        home = agent_interface if name in agent_interface.__all__ else agent_interface.conformance
+        assert name in home.__all__, f"{name} is not public"
+        value = getattr(home, name)
+        own = value.__dict__.get("__doc__") if isinstance(value, type) else value.__doc__
+        assert (own or "").strip(), f"{name} has no docstring of its own"

@@ -182,6 +182,9 @@ class AgentTurnResult(WireModel):
 
 
 class AgentSessionRef(WireModel):
+    """A session as ``dispatch`` answers it: its ``id`` (for ``environment.session(id)``),
+    the provider, and the run's ``controlRef`` when the provider retains the run."""
+
     id: BoundedIdentifier
     provider: BoundedIdentifier | None = None
     control_ref: AgentRunControlRef | None = None
