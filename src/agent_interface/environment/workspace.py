@@ -281,6 +281,9 @@ class AgentEnvironmentQuery(WireModel):
 
 
 class AgentEnvironmentSummary(WireModel):
+    """One environment as ``provider.list()`` answers it: id, provider, and the name,
+    status and metadata snapshot when known."""
+
     id: BoundedIdentifier
     provider: BoundedIdentifier
     name: BoundedString | None = None
