@@ -5,7 +5,6 @@ cancellation, failure and replay."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,11 @@ from agent_interface import (
 )
 from agent_interface.conformance import (
     PROVIDER_CHECKS,
+    SESSION_REPLAY_CHECKS,
     run_provider_conformance,
     run_provider_conformance_async,
+    run_session_replay_conformance,
+    run_session_replay_conformance_async,
 )
 from agent_interface.provider.capability_builder import required_members
 
@@ -55,16 +57,15 @@ async def test_provider_kit_async() -> None:
     report.raise_for_failures()
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("agent_interface.conformance.session_replay") is None,
-    reason="the session-replay kit is not in this checkout",
-)
 def test_session_replay_kit() -> None:
-    from agent_interface.conformance.session_replay import run_session_replay_conformance
-
     report = run_session_replay_conformance(SubprocessAgentProvider())
     report.raise_for_failures()
-    assert report.ok
+    assert report.names("passed") == SESSION_REPLAY_CHECKS
+
+
+async def test_session_replay_kit_async() -> None:
+    report = await run_session_replay_conformance_async(SubprocessAgentProvider())
+    report.raise_for_failures()
 
 
 def test_declared_surface_is_the_implemented_surface() -> None:
