@@ -1,5 +1,6 @@
 """The session-replay kit is proven by what it catches: one broken promise per variant,
-each failing the check that names it; the in-memory retained sessions pass."""
+each failing the check that names it; the in-memory retained sessions and the in-memory
+command-turn provider pass."""
 
 from __future__ import annotations
 
@@ -82,9 +83,9 @@ class UnstableIds(InMemoryRetainedEnvironment):
 
 class InclusiveCursor(InMemoryRetainedSession):
     async def events(self, *, since: Any = None, execution_id: Any = None) -> AsyncIterator[Any]:
-        state = self._state()
+        record = self._record()
         if since is not None:
-            for event in state.events:
+            for event in record.events:
                 if event.id == since:
                     yield event
         async for event in super().events(since=since, execution_id=execution_id):
@@ -176,9 +177,11 @@ def test_nothing_declared_is_skipped_never_passed() -> None:
     assert report.names("skipped") == SESSION_REPLAY_CHECKS
 
 
-def test_the_command_turn_provider_is_told_what_it_lacks() -> None:
-    report = _report(InMemoryAgentEnvironmentProvider())
-    assert report.check("detach_control_reference").failed
+@pytest.mark.parametrize("durable_branching", [True, False])
+def test_the_command_turn_provider_passes_every_check(durable_branching: bool) -> None:
+    report = _report(InMemoryAgentEnvironmentProvider(durable_branching=durable_branching))
+    report.raise_for_failures()
+    assert report.names("passed") == SESSION_REPLAY_CHECKS
 
 
 def test_usage_error_and_async_entry_point() -> None:

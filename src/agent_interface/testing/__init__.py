@@ -12,7 +12,7 @@ retained sessions with detach, replay and typed interactions have
 """
 
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
-from agent_interface.testing.environment import InMemoryAgentEnvironment, InMemoryAgentSession
+from agent_interface.testing.environment import InMemoryAgentEnvironment
 from agent_interface.testing.exact_process import (
     SIMULATED_PROCESS_EXECUTABLE,
     InMemoryExactProcess,
@@ -43,6 +43,7 @@ from agent_interface.testing.provider import (
     InMemoryAgentEnvironmentProvider,
     in_memory_capabilities,
 )
+from agent_interface.testing.retained_runs import InMemoryAgentSession
 from agent_interface.testing.retained_sessions import (
     InMemoryRetainedEnvironment,
     InMemoryRetainedSession,

@@ -1,11 +1,12 @@
-"""In-memory environments and sessions behind
+"""In-memory environments behind
 :class:`~agent_interface.testing.provider.InMemoryAgentEnvironmentProvider`: a file map, a
-shell-free ``exec``, and turns answered from the mounted profile.
+shell-free ``exec``, and command turns held as retained sessions
+(:class:`~agent_interface.testing.retained_runs.RetainedSessions`, whose client is
+:class:`~agent_interface.testing.retained_runs.InMemoryAgentSession`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -15,7 +16,6 @@ from agent_interface.core.model import FrozenDict
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.events import AgentEnvironmentEvent, AgentEnvironmentStatus
 from agent_interface.environment.workspace import (
-    AgentSessionStatus,
     CheckpointRef,
     CheckpointRequest,
     ExecRequest,
@@ -33,99 +33,21 @@ from agent_interface.provider.turn import (
     AgentTurnResult,
     require_turn_profile_supported,
 )
+from agent_interface.runtime.control import AgentRunControlRef
 from agent_interface.testing.provider_state import (
     InMemoryEnvironmentRecord,
     InMemoryProviderState,
-    InMemorySessionRecord,
     workspace_path,
+)
+from agent_interface.testing.retained_runs import (
+    InMemoryAgentSession,
+    RetainedRun,
+    TurnEmit,
 )
 
 __all__ = [
     "InMemoryAgentEnvironment",
-    "InMemoryAgentSession",
 ]
-
-
-class InMemoryAgentSession:
-    """A handle on one session of an in-memory environment (``environment.session(id)``);
-    it holds no state of its own, so any number of handles name the same session."""
-
-    def __init__(self, environment: InMemoryAgentEnvironment, session_id: str) -> None:
-        self._environment = environment
-        self._id = session_id
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    def _record(self) -> InMemorySessionRecord:
-        record = self._environment.record.sessions.get(self._id)
-        if record is None:
-            raise ContractError.single("/sessionId", "unknown_session", "no such session in this environment")
-        return record
-
-    async def status(self) -> AgentSessionStatus | None:
-        """The session's status, or ``None`` when this environment has no such session."""
-        record = self._environment.record.sessions.get(self._id)
-        return None if record is None else record.status
-
-    async def events(
-        self, *, since: str | None = None, execution_id: str | None = None
-    ) -> AsyncIterator[AgentEnvironmentEvent]:
-        """Every event after ``since`` (exclusive), then live ones until the turn ends."""
-        record = self._record()
-        position = 0
-        if since is not None:
-            ids = [event.id for event in record.events]
-            if since not in ids:
-                raise ContractError.single("/since", "unknown_event", "since names no event of this session")
-            position = ids.index(since) + 1
-        while True:
-            async with record.changed:
-                while position >= len(record.events) and record.status == "running":
-                    await record.changed.wait()
-                batch = record.events[position:]
-                position = len(record.events)
-                finished = record.status != "running"
-            for event in batch:
-                yield event
-            if finished and position >= len(record.events):
-                return
-
-    async def result(self) -> AgentTurnResult:
-        """The result of the session's last turn, waiting for a detached one to end."""
-        record = self._record()
-        task = record.task
-        if task is not None and not task.done():
-            try:
-                await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.cancelled():
-                    raise  # the caller itself was cancelled
-            except Exception:
-                pass  # the turn failed; its record says how
-        if record.status == "cancelled":
-            raise ContractError.single("", "turn_cancelled", "the session's turn was cancelled")
-        if record.result is None:
-            raise ContractError.single("", "no_result", "this session has no finished turn")
-        return record.result
-
-    async def prompt(self, input: AgentTurnInput | Mapping[str, Any]) -> AgentTurnResult:
-        """Run one more turn in this session and return its result."""
-        turn = as_turn_input(input).model_copy(update={"session_id": self._id})
-        turn = self._environment._admit_turn(turn)
-        record = self._environment._open_session(turn)
-        return await self._environment._drive(record, turn)
-
-    async def cancel(self) -> None:
-        """Cancel the session's running turn (nothing when none runs)."""
-        record = self._record()
-        if record.task is not None and not record.task.done():
-            record.task.cancel()
-        async with record.changed:
-            if record.status == "running":
-                record.status = "cancelled"
-            record.changed.notify_all()
 
 
 # ---------------------------------------------------------------------------
@@ -208,85 +130,44 @@ class InMemoryAgentEnvironment:
             raise ContractError.single(
                 "", "command_turn_missing", "a command turn needs a prompt, providerOptions.command or agentCommand"
             )
-        if turn.session_id is not None:
-            session = self.record.sessions.get(turn.session_id)
-            if session is not None and session.status == "running":
-                raise ContractError.single("/sessionId", "session_busy", "the session is running a turn")
         return turn
 
-    def _open_session(self, turn: AgentTurnInput) -> InMemorySessionRecord:
-        """The session a turn runs in: the one its ``sessionId`` names (opened under that
-        id when new), or a fresh one."""
-        session_id = turn.session_id
-        if session_id is not None and session_id in self.record.sessions:
-            return self.record.sessions[session_id]
-        while session_id is None or session_id in self.record.sessions:
-            session_id = f"{self.record.id}-session-{self.state.next_id()}"
-        record = InMemorySessionRecord(id=session_id)
-        self.record.sessions[session_id] = record
-        return record
+    def _start(self, input: AgentTurnInput | Mapping[str, Any]) -> RetainedRun:
+        """Admit one turn and start it (or answer the run its ``turnId`` started)."""
+        return self.record.sessions.start(self._admit_turn(input), self._play)
 
-    async def _stamp(self, record: InMemorySessionRecord, event: AgentEnvironmentEvent) -> AgentEnvironmentEvent:
-        stamped = event.model_copy(update={"id": f"{record.id}:{next(record.counter)}"})
-        async with record.changed:
-            record.events.append(stamped)
-            record.changed.notify_all()
-        return stamped
-
-    async def _turn(self, record: InMemorySessionRecord, turn: AgentTurnInput) -> AsyncIterator[AgentEnvironmentEvent]:
-        async with record.changed:
-            record.status = "running"
-            record.changed.notify_all()
-        collected: list[AgentEnvironmentEvent] = []
-        try:
-            async for event in command_turn_events(turn, self, self.state.name):
-                stamped = await self._stamp(record, event)
-                collected.append(stamped)
-                yield stamped
-        except BaseException as error:
-            async with record.changed:
-                if record.status == "running":
-                    record.status = "cancelled" if isinstance(error, asyncio.CancelledError) else "failed"
-                record.changed.notify_all()
-            raise
+    async def _play(self, turn: AgentTurnInput, control: AgentRunControlRef, emit: TurnEmit) -> AgentTurnResult:
+        """One command turn: its two events, then its result."""
+        collected = [emit(event) async for event in command_turn_events(turn, self, self.state.name)]
         final = collected[-1].data if collected else {}
         success = final.get("status") == "completed"
         failure = None if success else (str(final.get("stderr") or "") or f"exit code {final.get('exitCode')}")
-        record.result = AgentTurnResult(
+        return AgentTurnResult(
             text=str(final.get("finalText", "")),
             success=success,
             error=failure,
-            session_id=record.id,
+            session_id=control.session_id,
             events=tuple(collected),
         )
-        async with record.changed:
-            record.status = "completed" if success else "failed"
-            record.changed.notify_all()
-
-    async def _drive(self, record: InMemorySessionRecord, turn: AgentTurnInput) -> AgentTurnResult:
-        async for _ in self._turn(record, turn):
-            pass
-        assert record.result is not None
-        return record.result
 
     def stream(self, input: AgentTurnInput | Mapping[str, Any]) -> AsyncIterator[AgentEnvironmentEvent]:
-        """Run one command turn and yield its events live. Refusals raise here, before
-        dispatch; a new ``sessionId`` opens a session under that id."""
-        turn = self._admit_turn(input)
-        record = self._open_session(turn)
-        return self._turn(record, turn)
+        """Start one command turn and yield its events live. Refusals raise here, before
+        dispatch; a new ``sessionId`` opens a session under that id; a known ``turnId``
+        follows the run it started."""
+        return self.record.sessions.run_events(self._start(input))
 
     async def dispatch(self, input: AgentTurnInput | Mapping[str, Any]) -> AgentSessionRef:
-        """Start a turn detached and return its session reference."""
-        turn = self._admit_turn(input)
-        record = self._open_session(turn)
-        record.status = "running"
-        record.task = asyncio.ensure_future(self._drive(record, turn))
-        record.task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
-        return AgentSessionRef(id=record.id, provider=self.state.name)
+        """Start a turn detached; the answer carries the run's control reference."""
+        run = self._start(input)
+        return AgentSessionRef(id=run.session_id, provider=self.state.name, control_ref=run.control)
 
-    def session(self, id: str) -> InMemoryAgentSession:
-        return InMemoryAgentSession(self, id)
+    def session(
+        self, id: str, *, control_ref: AgentRunControlRef | Mapping[str, Any] | None = None
+    ) -> InMemoryAgentSession:
+        """A client of session ``id`` bound to its current run; a given ``control_ref``
+        must name exactly that run (``control_ref_mismatch`` otherwise)."""
+        sessions = self.record.sessions
+        return InMemoryAgentSession(sessions, id, control_ref=sessions.bind(id, control_ref), start=self._start)
 
     # workspace ------------------------------------------------------------------------
 
@@ -360,16 +241,12 @@ class InMemoryAgentEnvironment:
         files = self.state.snapshots.get(checkpoint.id)
         if files is None or checkpoint.provider not in (None, self.state.name):
             raise ContractError.single("/id", "unknown_checkpoint", "no such checkpoint of this provider")
-        env_id = f"env-{self.state.next_id()}"
-        record = InMemoryEnvironmentRecord(
-            id=env_id,
+        record = self.state.add_environment(
+            f"env-{self.state.next_id()}",
             name=options.name if options is not None else None,
             metadata=detached_metadata(options.metadata if options is not None else None),
-            cwd=".",
-            env={},
-            files=dict(files),
+            files=files,
         )
-        self.state.environments[env_id] = record
         return InMemoryAgentEnvironment(self.state, record, "created")
 
     async def placement(self) -> PlacementInfo:
@@ -379,5 +256,7 @@ class InMemoryAgentEnvironment:
         return None
 
     async def destroy(self) -> None:
+        """Stop the environment: its running turns are cancelled and it is forgotten."""
         self.record.status = "stopped"
         self.state.environments.pop(self.record.id, None)
+        await self.record.sessions.close()

@@ -14,12 +14,25 @@ their sessions in memory, and honors every capability it declares:
 * **workspace**: ``read``, ``write`` and ``exec`` on repository-relative paths; ``cwd``
   accepts the ``repository`` base only. ``exec`` runs a tiny shell-free command set
   (``echo``, ``cat``, ``ls``, ``pwd``, ``true``, ``false``, ``exit N``);
-* **turns and sessions**: ``stream`` runs one command turn live; ``dispatch`` detaches
-  it; ``session(id)`` replays events after a given id, waits for the result, continues
-  with ``prompt`` and cancels;
+* **turns and sessions** (retained, on
+  :class:`~agent_interface.testing.retained_runs.RetainedSessions`): a turn runs one
+  command; ``stream`` follows it live, ``dispatch`` detaches it and answers the run's
+  exact :class:`~agent_interface.runtime.control.AgentRunControlRef` (provider,
+  environment, session, run, execution, admission digest); ``session(id,
+  control_ref=...)`` replays events after a cursor, waits for the result, continues with
+  ``prompt`` and cancels, and refuses a reference to any run but the session's current
+  one; ``provider.get(id)`` rebuilds all of it from the id alone. A ``turnId`` is
+  idempotent: the same turn answers its original run, a changed one is refused;
 * **durable branching** (when ``durable_branching=True``): ``workspace_branching`` is an
   :class:`~agent_interface.testing.branching.InMemoryWorkspaceBranching` whose forks are
-  real environments holding their own copy of the checkpointed files."""
+  real environments holding their own copy of the checkpointed files.
+
+It declares no ``interactions``, ``contextTransfer``, ``nativeContinuation`` or
+``retainedControl``: a command turn asks no questions and has no conversation to carry or
+continue natively. Those surfaces have their own in-memory implementations
+(:class:`~agent_interface.testing.InMemoryRetainedSessionProvider` with
+:class:`~agent_interface.testing.InMemoryInteractions`,
+:class:`~agent_interface.testing.InMemoryPortableContext`)."""
 
 from __future__ import annotations
 
@@ -53,7 +66,6 @@ from agent_interface.provider.turn import (
 from agent_interface.testing.branching import InMemoryWorkspaceBranching
 from agent_interface.testing.environment import InMemoryAgentEnvironment
 from agent_interface.testing.provider_state import (
-    InMemoryEnvironmentRecord,
     InMemoryProviderState,
     workspace_path,
 )
@@ -87,7 +99,7 @@ def in_memory_capabilities(*, durable_branching: bool = True) -> AgentEnvironmen
                 "runtimeUpdate": False,
                 "validation": False,
             },
-            "streaming": {"live": True, "replay": True, "detach": True, "turnIdempotency": False},
+            "streaming": {"live": True, "replay": True, "detach": True, "turnIdempotency": True},
             "sessions": {"continue": True, "list": False, "messages": False},
             "workspace": {
                 "read": True,
@@ -172,13 +184,12 @@ class InMemoryAgentEnvironmentProvider:
         parsed = self._admit_create(input)
 
         async def provision() -> InMemoryAgentEnvironment:
-            environments = self.state.environments
-            if parsed.requested_id is not None and parsed.requested_id in environments:
+            if parsed.requested_id is not None and parsed.requested_id in self.state.environments:
                 raise ContractError.single("/requestedId", "requested_id_taken", "an environment with this id already exists")
             env_id = parsed.requested_id or f"env-{self.state.next_id()}"
             cwd = parsed.workspace.cwd if parsed.workspace is not None else None
-            record = InMemoryEnvironmentRecord(
-                id=env_id,
+            record = self.state.add_environment(
+                env_id,
                 name=parsed.name,
                 metadata=detached_metadata(parsed.metadata),
                 cwd=cwd.path if isinstance(cwd, RepositoryWorkspaceCwd) else ".",
@@ -186,7 +197,6 @@ class InMemoryAgentEnvironmentProvider:
                 files=_mounted_files(parsed.profile),
             )
             self.create_effects += 1
-            environments[env_id] = record
             return InMemoryAgentEnvironment(self.state, record, "created")
 
         return await create_agent_environment_with_idempotency(self._records, parsed, provision)
@@ -217,20 +227,14 @@ class InMemoryAgentEnvironmentProvider:
     # forks ----------------------------------------------------------------------------------
 
     async def _fork_created(self, ref: ForkedEnvironmentRef) -> None:
-        files = dict(self.state.snapshots.get(ref.source_checkpoint_id, {}))
-        self.state.environments[ref.environment_id] = InMemoryEnvironmentRecord(
-            id=ref.environment_id,
-            name=None,
-            metadata=detached_metadata(ref.metadata),
-            cwd=".",
-            env={},
-            files=files,
-        )
+        files = self.state.snapshots.get(ref.source_checkpoint_id, {})
+        self.state.add_environment(ref.environment_id, metadata=detached_metadata(ref.metadata), files=files)
 
     async def _fork_destroyed(self, ref: ForkedEnvironmentRef) -> None:
         record = self.state.environments.pop(ref.environment_id, None)
         if record is not None:
             record.status = "stopped"
+            await record.sessions.close()
 
 
 class _SnapshottingBranching:

@@ -7,7 +7,6 @@ nothing here checks a rule, the provider and its environments do.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,14 +15,13 @@ from typing import Any
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import FrozenDict
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
-from agent_interface.environment.events import AgentEnvironmentEvent, AgentEnvironmentStatus
-from agent_interface.environment.workspace import AgentSessionStatus, canonical_workspace_cwd
-from agent_interface.provider.turn import AgentTurnResult
+from agent_interface.environment.events import AgentEnvironmentStatus
+from agent_interface.environment.workspace import canonical_workspace_cwd
+from agent_interface.testing.retained_runs import RetainedSessions
 
 __all__ = [
     "InMemoryEnvironmentRecord",
     "InMemoryProviderState",
-    "InMemorySessionRecord",
     "workspace_path",
 ]
 
@@ -42,22 +40,9 @@ def workspace_path(cwd: str, path: str) -> str:
 
 
 @dataclass
-class InMemorySessionRecord:
-    """One session of an environment: its events so far, its last result and the task
-    of a detached turn. ``changed`` wakes readers waiting for events."""
-
-    id: str
-    status: AgentSessionStatus = "pending"
-    events: list[AgentEnvironmentEvent] = field(default_factory=list)
-    result: AgentTurnResult | None = None
-    task: asyncio.Future[AgentTurnResult] | None = None
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-
-
-@dataclass
 class InMemoryEnvironmentRecord:
-    """One environment: its metadata snapshot, working directory, files and sessions."""
+    """One environment: its metadata snapshot, working directory, files and its retained
+    sessions (:class:`~agent_interface.testing.retained_runs.RetainedSessions`)."""
 
     id: str
     name: str | None
@@ -65,8 +50,8 @@ class InMemoryEnvironmentRecord:
     cwd: str
     env: dict[str, str]
     files: dict[str, str]
+    sessions: RetainedSessions
     status: AgentEnvironmentStatus = "running"
-    sessions: dict[str, InMemorySessionRecord] = field(default_factory=dict)
 
 
 @dataclass
@@ -83,5 +68,28 @@ class InMemoryProviderState:
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def next_id(self) -> int:
-        """A number no environment or session of this provider has used."""
+        """A number no environment, session or run of this provider has used."""
         return next(self.ids)
+
+    def add_environment(
+        self,
+        id: str,
+        *,
+        name: str | None = None,
+        metadata: FrozenDict[str, Any] | None = None,
+        cwd: str = ".",
+        env: dict[str, str] | None = None,
+        files: dict[str, str] | None = None,
+    ) -> InMemoryEnvironmentRecord:
+        """Record a new running environment ``id`` (with no session yet) and return it."""
+        record = InMemoryEnvironmentRecord(
+            id=id,
+            name=name,
+            metadata=metadata,
+            cwd=cwd,
+            env=dict(env or {}),
+            files=dict(files or {}),
+            sessions=RetainedSessions(provider=self.name, environment_id=id, new_number=self.next_id),
+        )
+        self.environments[id] = record
+        return record

@@ -2,7 +2,9 @@
 typed interactions.
 
 :class:`InMemoryRetainedSessionProvider` is a small provider for the session-replay and
-interaction kits (and for tests of code that drives retained sessions):
+interaction kits (and for tests of code that drives retained sessions). Its sessions run
+on :class:`~agent_interface.testing.retained_runs.RetainedSessions`, the engine the
+command-turn :class:`~agent_interface.testing.InMemoryAgentEnvironmentProvider` uses too:
 
 * ``dispatch`` starts a turn detached and answers its session reference with the run's
   :class:`~agent_interface.runtime.control.AgentRunControlRef` (run, environment,
@@ -20,37 +22,42 @@ interaction kits (and for tests of code that drives retained sessions):
 * ``respond_to_interaction`` on the environment and on each session answers through
   :class:`~agent_interface.testing.interactions.InMemoryInteractions`
   (:attr:`InMemoryRetainedSessionProvider.interactions`); tests originate requests with
-  :meth:`InMemoryRetainedSessionProvider.open_interaction`.
+  :meth:`InMemoryRetainedSessionProvider.open_interaction`. A cancelled run's pending
+  interactions are cancelled with it.
 
-A turn is scripted: it reports ``running``, one assistant message and its result.
+It supports no profile feature, no workspace and no create option beyond a name and
+metadata: each is refused before any effect. A turn is scripted: it reports
+``running``, one assistant message and its result.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from agent_interface.core.canonical import canonical_digest
-from agent_interface.core.errors import ContractError
-from agent_interface.core.model import FrozenDict, thaw
+from agent_interface.core.errors import ContractError, ContractIssue
+from agent_interface.core.model import FrozenDict
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
-from agent_interface.environment.events import AgentEnvironmentEvent
+from agent_interface.environment.events import AgentEnvironmentEvent, AgentEnvironmentStatus
 from agent_interface.provider.create import (
     AgentEnvironmentCreateIdempotencyRecord,
     create_agent_environment_with_idempotency,
     detached_metadata,
 )
+from agent_interface.provider.protocols import as_create_input, as_turn_input
 from agent_interface.provider.turn import (
     AgentEnvironmentCreation,
     AgentSessionRef,
     AgentTurnInput,
     AgentTurnResult,
     CreateAgentEnvironmentInput,
+    require_turn_profile_supported,
+    turn_profile_refusals,
 )
-from agent_interface.runtime.control import AgentRunControlRef, same_agent_run_control_ref
+from agent_interface.runtime.control import AgentRunControlRef
 from agent_interface.runtime.interaction_requests import (
     InteractionRequest,
     InteractionRequestMaterial,
@@ -60,6 +67,12 @@ from agent_interface.runtime.interaction_responses import (
     InteractionResponseCommand,
 )
 from agent_interface.testing.interactions import InMemoryInteractions
+from agent_interface.testing.retained_runs import (
+    InMemoryAgentSession,
+    RetainedRun,
+    RetainedSessions,
+    TurnEmit,
+)
 
 __all__ = [
     "InMemoryRetainedEnvironment",
@@ -96,7 +109,6 @@ def retained_session_capabilities() -> AgentEnvironmentCapabilities:
                 "git": False,
                 "upload": False,
                 "download": False,
-                "cwdBases": {"repository": True, "host": False},
             },
             "branching": {"checkpoint": False, "fork": False},
             "placement": False,
@@ -115,120 +127,35 @@ def retained_session_capabilities() -> AgentEnvironmentCapabilities:
     )
 
 
-@dataclass
-class _Run:
-    control: AgentRunControlRef
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    result: AgentTurnResult | None = None
-    task: asyncio.Future[None] | None = None
-
-
-@dataclass
-class _Session:
-    id: str
-    runs: list[_Run] = field(default_factory=list)
-    events: list[AgentEnvironmentEvent] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-    status: str = "pending"
-
-    @property
-    def current(self) -> _Run:
-        return self.runs[-1]
-
-
-@dataclass
+@dataclass(eq=False)
 class _Environment:
     id: str
     name: str | None
     metadata: FrozenDict[str, Any] | None
-    status: str = "running"
-    sessions: dict[str, _Session] = field(default_factory=dict)
-    turns: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # turnId -> (digest, session, run index)
+    sessions: RetainedSessions
+    status: AgentEnvironmentStatus = "running"
 
 
-def _turn_of(value: AgentTurnInput | Mapping[str, Any]) -> AgentTurnInput:
-    return value if isinstance(value, AgentTurnInput) else AgentTurnInput.parse_wire(thaw(dict(value)))
+class InMemoryRetainedSession(InMemoryAgentSession):
+    """A client of one retained session that also answers its runs' interactions; any
+    number of clients see the same session."""
 
-
-def _turn_digest(turn: AgentTurnInput) -> str:
-    wire = turn.to_wire()
-    for transient in ("signal", "detach"):
-        wire.pop(transient, None)
-    return canonical_digest(wire)
-
-
-class InMemoryRetainedSession:
-    """A client of one retained session; any number of clients see the same session."""
-
-    def __init__(self, environment: InMemoryRetainedEnvironment, session_id: str, control_ref: AgentRunControlRef) -> None:
-        self._environment = environment
-        self._id = session_id
-        self._control_ref = control_ref
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    @property
-    def control_ref(self) -> AgentRunControlRef:
-        """The run this client was built for."""
-        return self._control_ref
-
-    def _state(self) -> _Session:
-        return self._environment._session_state(self._id)
-
-    async def status(self) -> str | None:
-        return self._state().status
-
-    async def events(self, *, since: str | None = None, execution_id: str | None = None) -> AsyncIterator[AgentEnvironmentEvent]:
-        """Events after ``since`` (exclusive; all when absent), then live ones until the
-        current run ends. ``execution_id`` must be the current run's."""
-        state = self._state()
-        if execution_id is not None and execution_id != state.current.control.execution_id:
-            raise ContractError.single("/executionId", "execution_mismatch", "the execution is not this session's current run")
-        position = 0
-        if since is not None:
-            ids = [event.id for event in state.events]
-            if since not in ids:
-                raise ContractError.single("/since", "unknown_event", "since names no event of this session")
-            position = ids.index(since) + 1
-        while True:
-            async with state.changed:
-                while position >= len(state.events) and not state.current.done.is_set():
-                    await state.changed.wait()
-                batch = state.events[position:]
-                position = len(state.events)
-                finished = state.current.done.is_set()
-            for event in batch:
-                yield event
-            if finished and position >= len(state.events):
-                return
-
-    async def result(self) -> AgentTurnResult:
-        run = self._state().current
-        await run.done.wait()
-        if run.result is None:
-            raise ContractError.single("", "turn_cancelled", "the session's turn was cancelled")
-        return run.result
-
-    async def prompt(self, input: AgentTurnInput | Mapping[str, Any]) -> AgentTurnResult:
-        """Run the next turn in this session and wait for its result."""
-        turn = _turn_of(input).model_copy(update={"session_id": self._id})
-        reference = self._environment._dispatch(turn)
-        self._control_ref = reference.control_ref or self._control_ref
-        return await self.result()
-
-    async def cancel(self) -> None:
-        state = self._state()
-        run = state.current
-        if run.task is not None and not run.task.done():
-            run.task.cancel()
-            await asyncio.gather(run.task, return_exceptions=True)
+    def __init__(
+        self,
+        sessions: RetainedSessions,
+        session_id: str,
+        *,
+        control_ref: AgentRunControlRef | None,
+        start: Callable[[AgentTurnInput], RetainedRun],
+        interactions: InMemoryInteractions,
+    ) -> None:
+        super().__init__(sessions, session_id, control_ref=control_ref, start=start)
+        self._interactions = interactions
 
     async def respond_to_interaction(self, command: InteractionResponseCommand | Mapping[str, Any]) -> InteractionAcknowledgement:
         """Answer an interaction of this session's runs (another session's is a mismatch)."""
-        return await self._environment._provider.interactions.respond(
-            command, environment_id=self._environment.id, session_id=self._id
+        return await self._interactions.respond(
+            command, environment_id=self._sessions.environment_id, session_id=self.id
         )
 
 
@@ -266,118 +193,56 @@ class InMemoryRetainedEnvironment:
     def capabilities(self) -> None:
         return None  # the provider document describes every environment
 
-    async def status(self) -> str:
+    async def status(self) -> AgentEnvironmentStatus:
         return self._state.status
 
-    def _session_state(self, session_id: str) -> _Session:
-        state = self._state.sessions.get(session_id)
-        if state is None:
-            raise ContractError.single("/sessionId", "unknown_session", "no such session in this environment")
-        return state
-
-    def _dispatch(self, turn: AgentTurnInput) -> AgentSessionRef:
-        """Admit and start one turn; all bookkeeping happens before the first await."""
+    def _start(self, input: AgentTurnInput | Mapping[str, Any]) -> RetainedRun:
+        """Admit one turn and start it (or answer the run its ``turnId`` started)."""
+        turn = as_turn_input(input)
         if self._state.status != "running":
             raise ContractError.single("", "environment_not_running", "the environment is not running")
+        require_turn_profile_supported(self._provider._capabilities, turn)
         for path, value in (("/controlRef", turn.control_ref), ("/contextTransfer", turn.context_transfer),
-                            ("/nativeContinuation", turn.native_continuation), ("/profile", turn.profile)):
+                            ("/nativeContinuation", turn.native_continuation)):
             if value is not None:
                 raise ContractError.single(path, "turn_field_unsupported", "this provider does not declare this turn capability")
-        digest = _turn_digest(turn)
-        if turn.turn_id is not None and turn.turn_id in self._state.turns:
-            known, session_id, index = self._state.turns[turn.turn_id]
-            if known != digest:
-                raise ContractError.single("/turnId", "turn_conflict", "this turnId was used for another turn")
-            run = self._state.sessions[session_id].runs[index]
-            return AgentSessionRef(id=session_id, provider=self.provider, control_ref=run.control)
-        if turn.session_id is not None:
-            session = self._session_state(turn.session_id)
-            if not session.current.done.is_set():
-                raise ContractError.single("/sessionId", "session_busy", "the session is running a turn")
-        else:
-            session = _Session(id=f"{self.id}-session-{next(self._provider._ids)}")
-            self._state.sessions[session.id] = session
-        number = next(self._provider._ids)
-        control = AgentRunControlRef(
-            run_id=f"run-{number}",
-            provider=self.provider,
-            environment_id=self.id,
-            session_id=session.id,
-            execution_id=f"execution-{number}",
-            request_digest=digest,
-        )
-        run = _Run(control)
-        session.runs.append(run)
-        session.status = "running"
-        if turn.turn_id is not None:
-            self._state.turns[turn.turn_id] = (digest, session.id, len(session.runs) - 1)
-        self._provider.interactions.register_run(
-            {
-                "runId": control.run_id,
-                "provider": control.provider,
-                "environmentId": control.environment_id,
-                "sessionId": session.id,
-                "executionId": control.execution_id,
-            }
-        )
-        run.task = asyncio.ensure_future(self._play(session, run, turn))
-        return AgentSessionRef(id=session.id, provider=self.provider, control_ref=control)
+        return self._state.sessions.start(turn, self._play)
 
-    async def _emit(self, session: _Session, type: str, data: dict[str, Any]) -> None:
-        async with session.changed:
-            event = AgentEnvironmentEvent(type=type, data=data, id=f"{session.id}:{len(session.events) + 1}")
-            session.events.append(event)
-            session.changed.notify_all()
-
-    async def _play(self, session: _Session, run: _Run, turn: AgentTurnInput) -> None:
-        try:
-            await self._emit(session, "status", {"status": "running", "runId": run.control.run_id})
-            await asyncio.sleep(0)
-            text = f"done: {turn.prompt or ''}"[:200]
-            await self._emit(session, "message", {"role": "assistant", "text": text})
-            await asyncio.sleep(0)
-            run.result = AgentTurnResult(text=text, success=True, session_id=session.id)
-            await self._emit(session, "result", {"finalText": text, "status": "completed"})
-            session.status = "completed"
-        except asyncio.CancelledError:
-            session.status = "cancelled"
-            self._provider.interactions.cancel(run.control.run_id)
-            await self._emit(session, "status", {"status": "cancelled", "runId": run.control.run_id})
-        finally:
-            async with session.changed:
-                run.done.set()
-                session.changed.notify_all()
+    async def _play(self, turn: AgentTurnInput, control: AgentRunControlRef, emit: TurnEmit) -> AgentTurnResult:
+        emit(AgentEnvironmentEvent(type="status", data={"status": "running", "runId": control.run_id}))
+        await asyncio.sleep(0)
+        text = f"done: {turn.prompt or ''}"[:200]
+        emit(AgentEnvironmentEvent(type="message", data={"role": "assistant", "text": text}))
+        await asyncio.sleep(0)
+        emit(AgentEnvironmentEvent(type="result", data={"finalText": text, "status": "completed"}))
+        return AgentTurnResult(text=text, success=True, session_id=control.session_id)
 
     async def dispatch(self, input: AgentTurnInput | Mapping[str, Any]) -> AgentSessionRef:
         """Start a turn detached; the answer carries the run's control reference."""
-        return self._dispatch(_turn_of(input))
+        run = self._start(input)
+        return AgentSessionRef(id=run.session_id, provider=self.provider, control_ref=run.control)
 
-    async def stream(self, input: AgentTurnInput | Mapping[str, Any]) -> AsyncIterator[AgentEnvironmentEvent]:
-        """Run a turn and follow its events live (a known ``turnId`` replays its run)."""
-        reference = self._dispatch(_turn_of(input))
-        session = self.session(reference.id)
-        async for event in session.events():
-            yield event
+    def stream(self, input: AgentTurnInput | Mapping[str, Any]) -> AsyncIterator[AgentEnvironmentEvent]:
+        """Start a turn and follow its events live (a known ``turnId`` follows its run).
+        Refusals raise here, before dispatch."""
+        return self._state.sessions.run_events(self._start(input))
 
     def session(self, id: str, *, control_ref: AgentRunControlRef | Mapping[str, Any] | None = None) -> InMemoryRetainedSession:
         """A client of session ``id``; ``control_ref`` must name its current run."""
-        state = self._session_state(id)
-        current = state.current.control
-        if control_ref is not None:
-            given = control_ref if isinstance(control_ref, AgentRunControlRef) else AgentRunControlRef.parse_wire(thaw(control_ref))
-            if not same_agent_run_control_ref(given, current):
-                raise ContractError.single("/controlRef", "control_ref_mismatch", "the control reference names another run")
-        return InMemoryRetainedSession(self, id, current)
+        sessions = self._state.sessions
+        return InMemoryRetainedSession(
+            sessions, id, control_ref=sessions.bind(id, control_ref), start=self._start, interactions=self._provider.interactions
+        )
 
     async def respond_to_interaction(self, command: InteractionResponseCommand | Mapping[str, Any]) -> InteractionAcknowledgement:
         """Answer an interaction of this environment's runs."""
         return await self._provider.interactions.respond(command, environment_id=self.id)
 
     async def destroy(self) -> None:
+        """Stop the environment: its running turns are cancelled and it is forgotten."""
         self._state.status = "stopped"
-        for session in self._state.sessions.values():
-            await InMemoryRetainedSession(self, session.id, session.current.control).cancel()
         self._provider._environments.pop(self._state.id, None)
+        await self._state.sessions.close()
 
 
 class InMemoryRetainedSessionProvider:
@@ -399,21 +264,48 @@ class InMemoryRetainedSessionProvider:
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         return self._capabilities
 
+    def _register_run(self, control: AgentRunControlRef) -> None:
+        self.interactions.register_run(
+            {
+                "runId": control.run_id,
+                "provider": control.provider,
+                "environmentId": control.environment_id,
+                "sessionId": control.session_id,
+                "executionId": control.execution_id,
+            }
+        )
+
+    def _cancel_run(self, control: AgentRunControlRef) -> None:
+        self.interactions.cancel(control.run_id)
+
     async def create(self, input: CreateAgentEnvironmentInput | Mapping[str, Any]) -> InMemoryRetainedEnvironment:
-        """Create, or replay by ``idempotencyKey``; only an inline profile without
-        resources is supported."""
-        parsed = input if isinstance(input, CreateAgentEnvironmentInput) else CreateAgentEnvironmentInput.parse_wire(thaw(dict(input)))
+        """Create, or replay by ``idempotencyKey``. A profile asking for anything (a
+        catalog id, a prompt, tools, resources...), a backend, secrets or a workspace is
+        refused before any effect."""
+        parsed = as_create_input(input)
+        issues: list[ContractIssue] = []
         if isinstance(parsed.profile, str):
-            raise ContractError.single("/profile", "named_profile_unsupported", "this provider has no profile catalog")
+            issues.append(ContractIssue("/profile", "named_profile_unsupported", "this provider has no profile catalog"))
+        else:
+            issues.extend(turn_profile_refusals(self._capabilities, parsed.profile, per_turn=False))
         for key, value in (("/backend", parsed.backend), ("/secrets", parsed.secrets), ("/workspace", parsed.workspace)):
             if value is not None:
-                raise ContractError.single(key, "create_field_unsupported", "this provider does not support this create field")
+                issues.append(ContractIssue(key, "create_field_unsupported", "this provider does not support this create field"))
+        if issues:
+            raise ContractError(issues, subject="CreateAgentEnvironmentInput")
 
         async def provision() -> InMemoryRetainedEnvironment:
             environment_id = parsed.requested_id or f"env-{next(self._ids)}"
             if environment_id in self._environments:
                 raise ContractError.single("/requestedId", "requested_id_taken", "an environment with this id already exists")
-            state = _Environment(id=environment_id, name=parsed.name, metadata=detached_metadata(parsed.metadata))
+            sessions = RetainedSessions(
+                provider=self._name,
+                environment_id=environment_id,
+                new_number=lambda: next(self._ids),
+                on_run=self._register_run,
+                on_cancelled=self._cancel_run,
+            )
+            state = _Environment(environment_id, parsed.name, detached_metadata(parsed.metadata), sessions)
             self._environments[environment_id] = state
             return InMemoryRetainedEnvironment(self, state, "created")
 
