@@ -4,7 +4,9 @@ declares and refuses what it does not, before any effect."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -14,7 +16,10 @@ from agent_interface.core.errors import ContractError
 from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest
 from agent_interface.durable.fork import WorkspaceForkRequest
 from agent_interface.provider.protocols import check_capability_surface
-from agent_interface.testing.provider import InMemoryAgentEnvironmentProvider
+from agent_interface.testing.provider import (
+    InMemoryAgentEnvironmentProvider,
+    in_memory_capabilities,
+)
 
 T = TypeVar("T")
 
@@ -225,3 +230,8 @@ def test_cancel_a_detached_turn() -> None:
             await environment.session("missing").cancel()
 
     run(body)
+
+
+def test_the_published_example_is_the_in_memory_document() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "environment" / "capabilities-in-memory-provider.json"
+    assert json.loads(example.read_text()) == in_memory_capabilities().to_wire()
