@@ -439,6 +439,7 @@ if TYPE_CHECKING:
         free_json_validator as free_json_validator,
         thaw as thaw,
         wire_adapter as wire_adapter,
+        wire_names as wire_names,
     )
     from .core.number_validation import (
         numbers_approximately_equal as numbers_approximately_equal,
@@ -1565,6 +1566,7 @@ _EXPORTS: dict[str, str] = {
     "free_json_validator": "core.model",
     "thaw": "core.model",
     "wire_adapter": "core.model",
+    "wire_names": "core.model",
     "numbers_approximately_equal": "core.number_validation",
     "REFERENCE_COMMIT": "core.reference",
     "REFERENCE_PACKAGE": "core.reference",

@@ -17,7 +17,7 @@ Conventions (see CONTRIBUTING.md):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache, cached_property
 from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
 
@@ -70,6 +70,7 @@ __all__ = [
     "free_json_validator",
     "thaw",
     "wire_adapter",
+    "wire_names",
 ]
 
 K = TypeVar("K")
@@ -360,6 +361,25 @@ def _without_null(_owner: Any, node: dict[str, Any], derivation: Derivation) -> 
         return None
     schema: dict[str, Any] = inner["schema"]
     return schema
+
+
+def wire_names(**names: str) -> Callable[[str], str]:
+    """The alias generator of a model some of whose wire names are not the camelCase of
+    their attributes: ``model_config = ConfigDict(alias_generator=wire_names(session_id="sessionID"))``.
+
+    Returns a function that maps each attribute named here to its wire name and every
+    other attribute to its camelCase. The wire name is given here rather than with
+    ``Field(alias=...)`` because type checkers (``dataclass_transform``) take an explicit
+    alias as the constructor's keyword: with the generator, every constructor is typed
+    with the snake_case attribute names, and wire names belong to ``parse_wire``.
+    A subclass inherits its base's generator.
+    """
+    table = dict(names)
+
+    def alias(name: str) -> str:
+        return table.get(name) or to_camel(name)
+
+    return alias
 
 
 class WireModel(BaseModel):

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agent_interface.core.contract_limits import CONTRACT_MAX_ARRAY_LENGTH
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import (
     WireList,
     WireModel,
+    wire_names,
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.environment.workspace import WorkspaceCwdBase
@@ -71,7 +72,9 @@ class StreamingCapabilities(WireModel):
 
 
 class SessionCapabilities(WireModel):
-    continue_: bool = Field(alias="continue")
+    model_config = ConfigDict(alias_generator=wire_names(continue_="continue"))
+
+    continue_: bool
     list: bool
     messages: bool
 

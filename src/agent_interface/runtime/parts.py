@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeGuard
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agent_interface.core.contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
@@ -24,6 +24,7 @@ from agent_interface.core.contract_limits import (
 from agent_interface.core.model import (
     WireList,
     WireModel,
+    wire_names,
 )
 from agent_interface.core.registry import register_wire_models
 
@@ -136,9 +137,14 @@ ToolState = Annotated[
 
 
 class _PartBase(WireModel):
+    # The reference spells these ``sessionID``, ``messageID`` and ``callID`` on the wire.
+    model_config = ConfigDict(
+        alias_generator=wire_names(session_id="sessionID", message_id="messageID", call_id="callID")
+    )
+
     id: BoundedIdentifier
-    session_id: BoundedIdentifier = Field(alias="sessionID")
-    message_id: BoundedIdentifier = Field(alias="messageID")
+    session_id: BoundedIdentifier
+    message_id: BoundedIdentifier
 
 
 class TextPart(_PartBase):
@@ -148,7 +154,7 @@ class TextPart(_PartBase):
 
 class ToolPart(_PartBase):
     type: Literal["tool"] = "tool"
-    call_id: BoundedIdentifier | None = Field(default=None, alias="callID")
+    call_id: BoundedIdentifier | None = None
     tool: BoundedIdentifier
     state: ToolState
     metadata: BoundedJsonRecord | None = None
