@@ -44,6 +44,7 @@ from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
 from agent_interface.core.canonical import (
     canonical_bytes,
     canonical_digest,
+    register_canonical_form,
 )
 from agent_interface.core.containers import (
     FrozenDict,
@@ -453,6 +454,14 @@ class WireModel(BaseModel):
         """Validate a wire document (JSON bytes/str or a parsed mapping) by wire names."""
         parsed: Self = wire_adapter(cls).parse(data)
         return parsed
+
+
+def _wire_form(model: WireModel) -> Any:
+    return model.model_dump(mode="python", by_alias=True)
+
+
+# canonical_digest(model), and models nested in lists and dicts, digest the wire form.
+register_canonical_form(WireModel, _wire_form)
 
 
 def _refusal(model: type[BaseModel], exc: ValidationError, document: Any) -> ContractError:
