@@ -415,6 +415,8 @@ if TYPE_CHECKING:
         PositiveSafeInt as PositiveSafeInt,
         SafeInt as SafeInt,
         Utf16Length as Utf16Length,
+        ZOD_ISO_DATETIME_PATTERN as ZOD_ISO_DATETIME_PATTERN,
+        ZOD_OFFSET_DATETIME_PATTERN as ZOD_OFFSET_DATETIME_PATTERN,
         is_bounded_json_material as is_bounded_json_material,
         is_bounded_json_value as is_bounded_json_value,
         is_iso_datetime as is_iso_datetime,
@@ -432,6 +434,7 @@ if TYPE_CHECKING:
     )
     from .core.json_schema import (
         DRAFT_2020_12 as DRAFT_2020_12,
+        JsonSchemaPattern as JsonSchemaPattern,
         export_json_schema as export_json_schema,
         never_stricter as never_stricter,
     )
@@ -1549,6 +1552,8 @@ _EXPORTS: dict[str, str] = {
     "PositiveSafeInt": "core.contract_limits",
     "SafeInt": "core.contract_limits",
     "Utf16Length": "core.contract_limits",
+    "ZOD_ISO_DATETIME_PATTERN": "core.contract_limits",
+    "ZOD_OFFSET_DATETIME_PATTERN": "core.contract_limits",
     "is_bounded_json_material": "core.contract_limits",
     "is_bounded_json_value": "core.contract_limits",
     "is_iso_datetime": "core.contract_limits",
@@ -1562,6 +1567,7 @@ _EXPORTS: dict[str, str] = {
     "contract_error_from_validation": "core.errors",
     "json_pointer": "core.errors",
     "DRAFT_2020_12": "core.json_schema",
+    "JsonSchemaPattern": "core.json_schema",
     "export_json_schema": "core.json_schema",
     "never_stricter": "core.json_schema",
     "JsonObject": "core.model",
