@@ -41,6 +41,7 @@ from agent_interface.profile.provider_config import (
     BackendCapabilities,
     ProviderCapabilities,
 )
+from agent_interface.runtime.control import RetainedControlCapabilities
 from agent_interface.runtime.interaction_fields import InteractionCapabilities
 
 __all__ = [
@@ -77,13 +78,6 @@ class SessionCapabilities(WireModel):
     continue_: bool
     list: bool
     messages: bool
-
-
-class RetainedControlCapabilities(WireModel):
-    exact_run_identity: bool
-    result_identity: bool
-    event_identity: bool
-    cancellation_idempotency: bool
 
 
 class NativeContinuationCapabilities(WireModel):

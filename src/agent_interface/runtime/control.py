@@ -44,6 +44,7 @@ __all__ = [
     "AgentRunControlRequest",
     "AgentRunControlRequestMaterial",
     "ControlAcknowledgementStatus",
+    "RetainedControlCapabilities",
     "RetainedControlCapability",
     "agent_run_cancellation_acknowledgement_matches_request",
     "agent_run_cancellation_request_digest",
@@ -323,13 +324,20 @@ def agent_run_control_acknowledgement_matches_request(request: Any, acknowledgem
 # ---------------------------------------------------------------------------
 
 
-class RetainedControlCapability(WireModel):
-    """``AgentEnvironmentCapabilities.retainedControl``."""
+class RetainedControlCapabilities(WireModel):
+    """``AgentEnvironmentCapabilities.retainedControl``: the four identities a provider
+    implements together before it may advertise retained run control (exact run, result,
+    event, and idempotent cancellation)."""
 
     exact_run_identity: bool
     result_identity: bool
     event_identity: bool
     cancellation_idempotency: bool
+
+
+RetainedControlCapability = RetainedControlCapabilities
+"""The same class as :class:`RetainedControlCapabilities` (the name this module registered
+first); both names stay importable."""
 
 
 RETAINED_CONTROL_REQUIREMENTS: Final = (
@@ -392,5 +400,5 @@ register_wire_models(
     AgentRunCancellationAcknowledgement=AgentRunCancellationAcknowledgement,
     AgentRunControlRequest=AgentRunControlRequest,
     AgentRunControlAcknowledgement=AgentRunControlAcknowledgement,
-    RetainedControlCapability=RetainedControlCapability,
+    RetainedControlCapability=RetainedControlCapabilities,
 )
