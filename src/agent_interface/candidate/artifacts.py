@@ -103,6 +103,9 @@ def _s3_bucket(value: str) -> str:
 
 
 class AgentCandidateS3Locator(WireModel):
+    """Where an external artifact lives in S3: a DNS-style bucket, a canonical relative key and an
+    optional AWS region."""
+
     kind: Literal["s3"]
     bucket: Annotated[
         str,
@@ -121,6 +124,9 @@ class AgentCandidateS3Locator(WireModel):
 
 
 class AgentCandidateIpfsLocator(WireModel):
+    """Where an external artifact lives in IPFS: a content identifier (CIDv0 or base32 CIDv1) and an
+    optional path inside it."""
+
     kind: Literal["ipfs"]
     cid: Annotated[
         str, StringConstraints(pattern=r"^(?:Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{20,})$")
@@ -229,6 +235,9 @@ def _manifest_path(value: str) -> str:
 
 
 class AgentCandidateWorkspaceManifestFile(WireModel):
+    """One regular file of a workspace manifest: its canonical relative path, permission bits,
+    digest and size."""
+
     path: Annotated[str, AfterValidator(_manifest_path)]
     mode: Annotated[SafeInt, Field(ge=0, le=0o777)]
     """Exact regular-file permission bits (no file-type or special bits)."""

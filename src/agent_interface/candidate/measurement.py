@@ -207,6 +207,8 @@ class LoopProvenance(WireModel):
 
 
 class AgentImprovementCost(WireModel):
+    """What an improvement run cost in US dollars, with where the figure came from."""
+
     usd: NonNegativeNumber
     provenance: AgentCandidateCostProvenance
 

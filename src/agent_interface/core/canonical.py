@@ -74,10 +74,12 @@ Sha256Digest = Annotated[str, StringConstraints(pattern=SHA256_DIGEST_PATTERN)]
 
 
 def is_sha256_digest(value: object) -> bool:
+    """True when ``value`` is a string ``sha256:`` followed by 64 lowercase hex digits."""
     return isinstance(value, str) and _DIGEST_RE.fullmatch(value) is not None
 
 
 def sha256_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data`` (no canonicalization: the bytes as given)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 

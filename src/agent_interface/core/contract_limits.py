@@ -103,6 +103,8 @@ def utf8_bytes(text: str) -> int:
 
 
 def js_trim(text: str) -> str:
+    """``text`` without the leading and trailing whitespace JavaScript's ``String.prototype.trim``
+    removes (its set differs from ``str.strip``'s)."""
     return text.strip(JS_WHITESPACE)
 
 
@@ -581,6 +583,8 @@ ZOD_OFFSET_DATETIME_PATTERN: Final = (
 
 
 def is_iso_datetime(value: str) -> bool:
+    """True when ``value`` is a datetime zod's ``z.iso.datetime()`` accepts (UTC ``Z``, seconds
+    optional)."""
     return _ISO_DATETIME_RE.fullmatch(value) is not None
 
 

@@ -102,11 +102,15 @@ CertifiedContextKind = Literal["prompt", "skill", "instructions"]
 
 
 class CertifiedContextInlineDelivery(WireModel):
+    """Certified context delivered inline into the prompt."""
+
     kind: Literal["inline"] = "inline"
     content: _InlineContent
 
 
 class CertifiedContextFileDelivery(WireModel):
+    """Certified context delivered as a file at a canonical relative path in the workspace."""
+
     kind: Literal["file"] = "file"
     path: _RelativePath
     content: _FileContent

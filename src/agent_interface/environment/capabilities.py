@@ -66,6 +66,9 @@ __all__ = [
 
 
 class StreamingCapabilities(WireModel):
+    """How an environment streams a turn: live events, replay, detached turns and idempotent turn
+    ids."""
+
     live: bool
     replay: bool
     detach: bool
@@ -73,6 +76,9 @@ class StreamingCapabilities(WireModel):
 
 
 class SessionCapabilities(WireModel):
+    """Session features an environment offers: continuing a session, listing sessions and reading
+    their messages."""
+
     model_config = ConfigDict(alias_generator=wire_names(continue_="continue"))
 
     continue_: bool
@@ -81,12 +87,18 @@ class SessionCapabilities(WireModel):
 
 
 class NativeContinuationCapabilities(WireModel):
+    """Native session continuation guarantees: an atomic boundary, idempotent requests and,
+    optionally, admission control."""
+
     atomic_boundary: bool
     request_idempotency: bool
     admission_control: bool | None = None
 
 
 class ContextTransferCapabilities(WireModel):
+    """Context transfer guarantees: into a fresh session, with idempotent requests and a lookup of
+    earlier transfers."""
+
     fresh_session: bool
     request_idempotency: bool
     lookup: bool
@@ -100,6 +112,9 @@ class CwdBasesCapabilities(WireModel):
 
 
 class WorkspaceCapabilities(WireModel):
+    """Workspace operations an environment offers (read, write, exec, git, upload, download) and the
+    cwd bases it accepts."""
+
     read: bool
     write: bool
     exec: bool
@@ -110,6 +125,9 @@ class WorkspaceCapabilities(WireModel):
 
 
 class BranchingCapabilities(WireModel):
+    """Durable workspace branching an environment offers: checkpoints, forks, retry safety, lookup
+    and cleanup."""
+
     checkpoint: bool
     fork: bool
     retry_safe: bool | None = None
@@ -118,6 +136,8 @@ class BranchingCapabilities(WireModel):
 
 
 class ExactProcessCapabilities(WireModel):
+    """Exact-process support: the egress policies a launched process may ask for."""
+
     egress: Annotated[
         WireList[Literal["blocked", "strict"]],
         Field(min_length=1, max_length=CONTRACT_MAX_ARRAY_LENGTH),
@@ -125,6 +145,9 @@ class ExactProcessCapabilities(WireModel):
 
 
 class ObservationCapabilities(WireModel):
+    """Which observations an environment reports (identity, lifecycle, endpoint, placement,
+    resources, usage, billing)."""
+
     identity: bool
     lifecycle: bool
     endpoint: bool
@@ -137,6 +160,8 @@ class ObservationCapabilities(WireModel):
 
 
 class InteractiveTerminalCapabilities(WireModel):
+    """Interactive terminal features: attach, input, resize and reattach."""
+
     attach: bool
     input: bool
     resize: bool
@@ -144,6 +169,9 @@ class InteractiveTerminalCapabilities(WireModel):
 
 
 class InteractiveAgentCapabilities(WireModel):
+    """Interactive agent session features: start, control claims, status, attach and reattach,
+    prompts, input, resize and stop."""
+
     start: bool
     control: bool
     status: bool

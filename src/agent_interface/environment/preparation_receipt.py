@@ -210,6 +210,9 @@ class AgentExecutionPreparationReasoningEffort(WireModel):
 
 
 class AgentExecutionPreparationResolvedModel(WireModel):
+    """The model a preparation resolved: what was requested, what will run, its provider and
+    reasoning effort."""
+
     requested: Annotated[str, Utf16Length(max=500)]
     """The effective profile's exact request; an explicit empty hint stays empty."""
     resolved: NonBlank500
@@ -234,6 +237,8 @@ class AgentExecutionPreparationWorkspace(WireModel):
 
 
 class AgentExecutionPreparationMaterializer(WireModel):
+    """The component that materialized the preparation, by name and version."""
+
     name: NonBlank200
     version: NonBlank200
 

@@ -87,6 +87,8 @@ class AgentProfileCapabilityCounts(WireModel):
 
 
 class AgentProfileSubagentCounts(WireModel):
+    """How many subagents a profile declares."""
+
     declared: int
 
 

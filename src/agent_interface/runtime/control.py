@@ -97,6 +97,9 @@ AcknowledgementMessage = Annotated[str, Utf16Length(max=16_384, min=1)]
 
 
 class AgentRunCancellationRequestMaterial(WireModel):
+    """The content of a cancellation request, before its digest: operation id, the exact run and a
+    reason."""
+
     operation_id: BoundedIdentifier
     run: AgentExactRunControlRef
     reason: CancellationReason | None = None
@@ -252,6 +255,9 @@ AgentRunControlAction = Literal["steer", "cancel", "status", "reconnect"]
 
 
 class AgentRunControlRequestMaterial(WireModel):
+    """The content of a run-control request, before its digest: operation id, action, the exact run
+    and a payload."""
+
     operation_id: BoundedIdentifier
     action: AgentRunControlAction
     run: AgentExactRunControlRef
@@ -287,6 +293,9 @@ class AgentRunControlRequest(AgentRunControlRequestMaterial):
 
 
 class AgentRunControlAcknowledgement(WireModel):
+    """A provider's answer to a run-control request, bound to the request's digest: status, message,
+    and whether to retry."""
+
     operation_id: BoundedIdentifier
     request_digest: Sha256Digest
     run: AgentExactRunControlRef

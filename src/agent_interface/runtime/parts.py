@@ -59,11 +59,16 @@ __all__ = [
 
 
 class InputTextPart(WireModel):
+    """Text sent to the agent in a turn."""
+
     type: Literal["text"] = "text"
     text: BoundedString
 
 
 class InputFilePart(WireModel):
+    """A file sent to the agent in a turn: by URL, path or inline content, with its name and media
+    type."""
+
     type: Literal["file"] = "file"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -73,6 +78,8 @@ class InputFilePart(WireModel):
 
 
 class InputImagePart(WireModel):
+    """An image sent to the agent in a turn, by URL or path, with its name and media type."""
+
     type: Literal["image"] = "image"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -99,12 +106,16 @@ class _ToolSpan(WireModel):
 
 
 class ToolStatePending(WireModel):
+    """A tool call that has been requested but not started: its input so far."""
+
     status: Literal["pending"] = "pending"
     input: BoundedJsonRecord
     raw: BoundedString | None = None
 
 
 class ToolStateRunning(WireModel):
+    """A tool call in progress: its input, title, metadata and start time."""
+
     status: Literal["running"] = "running"
     input: BoundedJsonRecord
     title: BoundedString | None = None
@@ -113,6 +124,8 @@ class ToolStateRunning(WireModel):
 
 
 class ToolStateCompleted(WireModel):
+    """A tool call that finished: its input and output, title, metadata and timing."""
+
     status: Literal["completed"] = "completed"
     input: BoundedJsonRecord
     output: BoundedJson
@@ -122,6 +135,9 @@ class ToolStateCompleted(WireModel):
 
 
 class ToolStateError(WireModel):
+    """A tool call that failed (``error`` or ``failed``): its input, the error, any output, and
+    timing."""
+
     status: Literal["error", "failed"]
     input: BoundedJsonRecord
     error: BoundedString | None = None
@@ -148,11 +164,15 @@ class _PartBase(WireModel):
 
 
 class TextPart(_PartBase):
+    """Text the agent wrote in a message."""
+
     type: Literal["text"] = "text"
     text: BoundedString
 
 
 class ToolPart(_PartBase):
+    """A tool call in a message: the tool, its call id and its state."""
+
     type: Literal["tool"] = "tool"
     call_id: BoundedIdentifier | None = None
     tool: BoundedIdentifier
@@ -161,11 +181,15 @@ class ToolPart(_PartBase):
 
 
 class ReasoningPart(_PartBase):
+    """The agent's reasoning text in a message."""
+
     type: Literal["reasoning"] = "reasoning"
     text: BoundedString
 
 
 class FilePart(_PartBase):
+    """A file in a message, by URL, with its name and media type."""
+
     type: Literal["file"] = "file"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -173,6 +197,8 @@ class FilePart(_PartBase):
 
 
 class SubtaskPart(_PartBase):
+    """A subtask the agent handed to another agent: the prompt, a description and the agent."""
+
     type: Literal["subtask"] = "subtask"
     prompt: BoundedString
     description: BoundedString
@@ -189,34 +215,42 @@ Part = Annotated[
 
 
 def is_text_part(part: Part) -> TypeGuard[TextPart]:
+    """True when ``part`` is a :class:`TextPart` (narrows the type)."""
     return part.type == "text"
 
 
 def is_tool_part(part: Part) -> TypeGuard[ToolPart]:
+    """True when ``part`` is a :class:`ToolPart` (narrows the type)."""
     return part.type == "tool"
 
 
 def is_reasoning_part(part: Part) -> TypeGuard[ReasoningPart]:
+    """True when ``part`` is a :class:`ReasoningPart` (narrows the type)."""
     return part.type == "reasoning"
 
 
 def is_file_part(part: Part) -> TypeGuard[FilePart]:
+    """True when ``part`` is a :class:`FilePart` (narrows the type)."""
     return part.type == "file"
 
 
 def is_subtask_part(part: Part) -> TypeGuard[SubtaskPart]:
+    """True when ``part`` is a :class:`SubtaskPart` (narrows the type)."""
     return part.type == "subtask"
 
 
 def is_input_text_part(part: InputPart) -> TypeGuard[InputTextPart]:
+    """True when ``part`` is an :class:`InputTextPart` (narrows the type)."""
     return part.type == "text"
 
 
 def is_input_file_part(part: InputPart) -> TypeGuard[InputFilePart]:
+    """True when ``part`` is an :class:`InputFilePart` (narrows the type)."""
     return part.type == "file"
 
 
 def is_input_image_part(part: InputPart) -> TypeGuard[InputImagePart]:
+    """True when ``part`` is an :class:`InputImagePart` (narrows the type)."""
     return part.type == "image"
 
 

@@ -98,6 +98,8 @@ FailureMessage = Annotated[str, Utf16Length(max=16_384, min=1), AfterValidator(_
 
 
 class AgentInstanceWorkspace(WireModel):
+    """How an agent instance gets its workspace (the mode)."""
+
     mode: AgentInstanceWorkspaceMode
 
 
