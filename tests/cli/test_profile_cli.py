@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import sys
@@ -10,17 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.cli.profile import register
+from agent_interface.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "profiles"
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="agent-interface")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code: int = args.handler(args)
-    return code
+    # Through the real entry point: unreadable input is reported by main (exit 2).
+    return main(argv)
 
 
 def test_profile_digest_prints_the_digest(capsys: pytest.CaptureFixture[str]) -> None:

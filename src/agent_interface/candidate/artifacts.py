@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 from agent_interface.core.canonical import Sha256Digest, utf16_sort_key
 from agent_interface.core.contract_limits import NonNegativeSafeInt, SafeInt, is_safe_relative_path
 from agent_interface.core.errors import ContractError, Refinement
+from agent_interface.core.json_schema import JsonSchemaPattern
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.config import looks_like_credential
@@ -102,13 +103,30 @@ def _s3_bucket(value: str) -> str:
 
 
 class AgentCandidateS3Locator(WireModel):
+    """Where an external artifact lives in S3: a DNS-style bucket, a canonical relative key and an
+    optional AWS region."""
+
     kind: Literal["s3"]
-    bucket: Annotated[str, AfterValidator(_s3_bucket)]
+    bucket: Annotated[
+        str,
+        AfterValidator(_s3_bucket),
+        JsonSchemaPattern(r"^(?!\d+\.\d+\.\d+\.\d+$)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"),
+    ]
     key: Annotated[str, _artifact_path("S3 key")]
-    region: Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(?:-gov)?-[a-z]+-[0-9]$")] | None = None
+    region: (
+        Annotated[
+            str,
+            StringConstraints(pattern=r"^[a-z]{2}(?:-gov)?-[a-z]+-[0-9]$"),
+            JsonSchemaPattern(r"^[a-z]{2}(?:-gov)?-[a-z]+-\d$"),  # the reference's spelling
+        ]
+        | None
+    ) = None
 
 
 class AgentCandidateIpfsLocator(WireModel):
+    """Where an external artifact lives in IPFS: a content identifier (CIDv0 or base32 CIDv1) and an
+    optional path inside it."""
+
     kind: Literal["ipfs"]
     cid: Annotated[
         str, StringConstraints(pattern=r"^(?:Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{20,})$")
@@ -217,6 +235,9 @@ def _manifest_path(value: str) -> str:
 
 
 class AgentCandidateWorkspaceManifestFile(WireModel):
+    """One regular file of a workspace manifest: its canonical relative path, permission bits,
+    digest and size."""
+
     path: Annotated[str, AfterValidator(_manifest_path)]
     mode: Annotated[SafeInt, Field(ge=0, le=0o777)]
     """Exact regular-file permission bits (no file-type or special bits)."""

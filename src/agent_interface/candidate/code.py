@@ -71,6 +71,8 @@ class AgentCandidateCodeNoOp(WireModel):
 
 
 class AgentCandidateGitPatchContent(WireModel):
+    """The patch of a ``git-patch`` candidate: a ``git diff --binary`` embedded as an artifact."""
+
     format: Literal["git-diff-binary"]
     artifact: AgentCandidateEmbeddedArtifact
 

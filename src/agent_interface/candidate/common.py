@@ -29,6 +29,7 @@ from agent_interface.core.canonical import (
 )
 from agent_interface.core.contract_limits import CONTROL_CHARACTER_RE, is_safe_relative_path
 from agent_interface.core.errors import Refinement
+from agent_interface.core.json_schema import JsonSchemaPattern
 from agent_interface.core.model import FrozenDict, WireMap, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.config import (
@@ -107,6 +108,8 @@ AgentCandidateMediaType = Annotated[
     StringConstraints(
         pattern=r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$"
     ),
+    # The same expression as the reference writes it (an escaped slash).
+    JsonSchemaPattern(r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$"),
 ]
 
 _ENVIRONMENT_NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -306,6 +309,7 @@ def drop_proto_key(record: Mapping[str, Any]) -> Any:
 CandidateEnvironmentConfig = Annotated[
     WireMap[AgentCandidatePublicValue],
     AfterValidator(_config_record(_ENVIRONMENT_NAME_RE, "CandidateEnvironmentConfig")),
+    JsonSchemaPattern(r"^[A-Za-z_][A-Za-z0-9_]*$", keys=True),
 ]
 """Environment variables by name, each a public value; credential names refused."""
 

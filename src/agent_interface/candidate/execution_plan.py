@@ -115,6 +115,8 @@ def _gateway_domain(value: str) -> str:
 
 
 class AgentCandidateDisabledModelNetwork(WireModel):
+    """The agent may reach no model gateway: model network access is off for the run."""
+
     mode: Literal["disabled"]
 
 
@@ -180,6 +182,8 @@ class AgentCandidatePlanModel(WireModel):
 
 
 class AgentCandidateDisabledMemory(WireModel):
+    """The run gets no task memory at all."""
+
     mode: Literal["disabled"]
 
 

@@ -108,6 +108,9 @@ _RECORD_LABELS: Final = {
 
 
 class AgentProfileImprovementScenario(WireModel):
+    """One scenario a profile improvement task covers, named by id and kind and pinned by its
+    digest."""
+
     id: Annotated[str, Utf16Length(min=1, max=500)]
     kind: Annotated[str, Utf16Length(min=1, max=200)]
     digest: Sha256Digest

@@ -95,6 +95,9 @@ class AgentCandidateContainer(WireModel):
 
 
 class AgentCandidatePinnedContainerEnvironment(WireModel):
+    """The candidate runs in the container it pins itself (image and index digest), whatever the
+    task."""
+
     kind: Literal["pinned-container"]
     container: AgentCandidateContainer
 
@@ -112,6 +115,9 @@ AgentCandidateExecutionEnvironment = Annotated[
 
 
 class AgentCandidateWorkingDirectory(WireModel):
+    """The working directory of a launch: a canonical relative path inside the candidate or the task
+    workspace."""
+
     workspace: Literal["candidate", "task"]
     path: Annotated[
         str,
@@ -182,6 +188,9 @@ AgentCandidateInstructionDelivery = Annotated[
 
 
 class AgentCandidateExecutionIsolation(WireModel):
+    """What a replayed candidate may not use: network, remote integrations and candidate secrets are
+    all disabled."""
+
     network: Literal["disabled"]
     remote_integrations: Literal["disabled"]
     candidate_secrets: Literal["disabled"]

@@ -55,6 +55,9 @@ class AgentCandidateKnowledgeRef(WireModel):
 
 
 class AgentCandidateKnowledge(WireModel):
+    """A knowledge candidate: the knowledge it proposes, the snapshot it was taken from, its
+    optional retrieval configuration and its evaluation."""
+
     candidate: AgentCandidateKnowledgeRef
     snapshot: AgentCandidateWorkspaceSnapshotEvidence
     retrieval_config: AgentCandidateCapturedArtifact | None = None
@@ -62,6 +65,8 @@ class AgentCandidateKnowledge(WireModel):
 
 
 class AgentCandidateMemoryPolicyDisabled(WireModel):
+    """The candidate uses no memory between or within tasks."""
+
     mode: Literal["disabled"]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from agent_interface.candidate.evaluation import AgentCandidateEvaluationPolicy
@@ -29,7 +29,7 @@ from agent_interface.core.contract_limits import (
     Utf16Length,
 )
 from agent_interface.core.errors import Refinement
-from agent_interface.core.model import JsonObject, WireList, WireModel
+from agent_interface.core.model import JsonObject, WireList, WireModel, wire_names
 from agent_interface.core.number_validation import numbers_approximately_equal
 
 __all__ = [
@@ -196,8 +196,10 @@ class PowerAnalysis(WireModel):
 
 
 class LoopProvenance(WireModel):
+    model_config = ConfigDict(alias_generator=wire_names(schema_="schema"))
+
     kind: Literal["agent-eval-loop"]
-    schema_: Annotated[Text, Field(alias="schema")]
+    schema_: Text
     run_id: Text
     record_digest: Sha256Digest
     baseline_content_hash: ContentHash
@@ -205,6 +207,8 @@ class LoopProvenance(WireModel):
 
 
 class AgentImprovementCost(WireModel):
+    """What an improvement run cost in US dollars, with where the figure came from."""
+
     usd: NonNegativeNumber
     provenance: AgentCandidateCostProvenance
 

@@ -315,6 +315,8 @@ class AgentCandidateRepositoryState(WireModel):
 
 
 class AgentCandidateGitDiff(WireModel):
+    """The binary ``git diff`` of a workspace outcome, as an artifact reference."""
+
     format: Literal["git-diff-binary"]
     artifact: AgentCandidateArtifactRef
 
@@ -330,6 +332,8 @@ class AgentCandidateWorkspaceOutcome(WireModel):
 
 
 class AgentCandidateOutputSpec(WireModel):
+    """The output a task expects: its media type and the most bytes it may have (at most 64 MiB)."""
+
     media_type: AgentCandidateMediaType
     max_bytes: Annotated[PositiveSafeInt, Field(le=MAX_OUTPUT_BYTES)]
 
@@ -421,6 +425,8 @@ class AgentCandidateTiming(WireModel):
 
 
 class AgentCandidateGrading(WireModel):
+    """What grading one outcome used: the fixed spend and the timing of the grader."""
+
     usage: AgentCandidateFixedSpend
     timing: AgentCandidateTiming
 

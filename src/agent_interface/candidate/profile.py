@@ -152,6 +152,9 @@ class AgentCandidateModelHints(WireModel):
 
 
 class AgentCandidateSubagentProfile(WireModel):
+    """A subagent in a candidate's profile: its description, prompt, model, tools, permissions and
+    step limit."""
+
     description: str | None = None
     prompt: str | None = None
     model: _NonEmpty | None = None
@@ -161,6 +164,9 @@ class AgentCandidateSubagentProfile(WireModel):
 
 
 class AgentCandidateMode(WireModel):
+    """A named mode in a candidate's profile: the model, prompt, tools and permissions it switches
+    to."""
+
     description: str | None = None
     model: _NonEmpty | None = None
     prompt: str | None = None

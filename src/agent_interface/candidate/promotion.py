@@ -235,6 +235,8 @@ class AgentImprovementActivation(SealedRecord):
 
 
 class AgentImprovementActivationTargetTransition(WireModel):
+    """One surface an activation changed: its identity and the digests before and after."""
+
     surface: AgentImprovementSurface
     identity: TargetIdentity
     before_digest: Sha256Digest
@@ -242,6 +244,8 @@ class AgentImprovementActivationTargetTransition(WireModel):
 
 
 class AgentImprovementActivationTargetState(WireModel):
+    """One surface an activation found as it is: its identity and current digest (no change made)."""
+
     surface: AgentImprovementSurface
     identity: TargetIdentity
     current_digest: Sha256Digest

@@ -99,6 +99,8 @@ class AgentCandidateEntrypointReceipt(WireModel):
 
 
 class AgentCandidateOciPlatform(WireModel):
+    """The OCI platform an image ran on: operating system, architecture and optional variant."""
+
     os: NonEmpty
     architecture: NonEmpty
     variant: NonEmpty | None = None
@@ -163,6 +165,8 @@ class AgentCandidateTraceEvidence(WireModel):
 
 
 class AgentCandidateDisabledMemoryReceipt(WireModel):
+    """The run used no memory: nothing was read or written between tasks."""
+
     mode: Literal["disabled"]
 
 

@@ -107,6 +107,9 @@ AgentCandidateResourceRef = Annotated[
 
 
 class AgentCandidateFileMount(WireModel):
+    """A resource mounted as a file in the candidate's workspace, at a canonical relative path,
+    optionally executable."""
+
     path: Annotated[
         str,
         relative_path(

@@ -72,6 +72,8 @@ class AgentCandidateBenchmarkIdentity(WireModel):
 
 
 class AgentCandidateBenchmarkScenario(WireModel):
+    """One scenario a benchmark task covers, named by id and kind and pinned by its digest."""
+
     id: Annotated[str, Utf16Length(min=1, max=512)]
     kind: Annotated[str, Utf16Length(min=1, max=512)]
     scenario_digest: Sha256Digest

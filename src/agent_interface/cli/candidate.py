@@ -3,7 +3,8 @@
 ``candidate verify BUNDLE.json [--repository PATH] [--artifacts DIR] [--json]`` runs the
 integrity verifier; ``candidate receipt RESULT.json --context CONTEXT.json`` mints the
 materialization receipt from a verification result. Exit codes: 0 verified (or minted),
-1 refused (the check, its JSON Pointer and the reason on stderr), 2 unreadable input.
+1 refused (the check, its JSON Pointer and the reason on stderr, or in the ``--json``
+document on stdout), 2 unreadable input or an unusable repository.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agent_interface.candidate.verification_result import (
     CandidateVerificationRefused,
 )
 from agent_interface.candidate.verify import verify_candidate_bundle
-from agent_interface.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_UNREADABLE
+from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError
 from agent_interface.core.errors import ContractError
 
 __all__ = ["cmd_candidate_receipt", "cmd_candidate_verify", "register"]
@@ -31,15 +32,12 @@ _PROGRESS_AFTER = 10  # artifacts verified before progress lines start
 _LARGE = 8 * 1024 * 1024  # an artifact this large is always announced
 
 
-def _read(source: str) -> bytes | int:
-    from agent_interface.cli.main import Unreadable, parse_json_bytes, read_bytes
+def _read(source: str) -> bytes:
+    """The bytes of a JSON document; an unreadable one raises ``CommandError`` (exit 2)."""
+    from agent_interface.cli.main import parse_json_bytes, read_bytes
 
-    try:
-        data = read_bytes(source)
-        parse_json_bytes(data, source)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    data = read_bytes(source)
+    parse_json_bytes(data, source)
     return data
 
 
@@ -87,25 +85,22 @@ def _table(result: CandidateVerification) -> str:
 def cmd_candidate_verify(args: argparse.Namespace) -> int:
     """``candidate verify BUNDLE.json``: every integrity check, in order."""
     data = _read(args.bundle)
-    if isinstance(data, int):
-        return data
     resolver: ArtifactResolver | None = None
     if args.artifacts is not None:
         directory = Path(args.artifacts)
         if not directory.is_dir():
-            print(f"agent-interface: {directory}: not a directory", file=sys.stderr)
-            return EXIT_UNREADABLE
+            raise CommandError("not_a_directory", "not a directory", document=str(directory))
         resolver = DirectoryArtifactResolver(directory)
     try:
         result = verify_candidate_bundle(
             data, repository=args.repository, resolver=resolver, progress=_Progress()
         )
     except RepositoryUnavailable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
     except CandidateVerificationRefused as refusal:
         if args.json:
             print(json.dumps({"document": args.bundle, **refusal.to_wire()}, indent=2))
+            return EXIT_REFUSED
         print(f"{args.bundle}: refused at check {refusal.check}", file=sys.stderr)
         for issue in refusal.issues:
             print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
@@ -125,23 +120,35 @@ def cmd_candidate_receipt(args: argparse.Namespace) -> int:
     )
 
     result_bytes = _read(args.result)
-    if isinstance(result_bytes, int):
-        return result_bytes
     context_bytes = _read(args.context)
-    if isinstance(context_bytes, int):
-        return context_bytes
     receipt: Any
     try:
         result = CandidateVerification.parse_wire(result_bytes)
+    except ContractError as exc:
+        return _no_receipt(args, args.result, exc)
+    try:
         context = CandidateMaterializationContext.parse_wire(context_bytes)
         receipt = materialization_receipt(result, context)
     except ContractError as exc:
-        print(f"{args.result}: no receipt", file=sys.stderr)
-        for issue in exc.issues:
-            print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
-        return EXIT_REFUSED
+        return _no_receipt(args, args.context, exc)
+    # The receipt is a JSON document with or without --json.
     print(json.dumps(receipt.to_wire(), ensure_ascii=False, indent=2))
     return EXIT_OK
+
+
+def _no_receipt(args: argparse.Namespace, document: str, exc: ContractError) -> int:
+    if args.json:
+        payload = {
+            "document": document,
+            "verdict": "refused",
+            "issues": [issue.to_dict() for issue in exc.issues],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return EXIT_REFUSED
+    print(f"{document}: no receipt", file=sys.stderr)
+    for issue in exc.issues:
+        print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
+    return EXIT_REFUSED
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -156,7 +163,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     verify.add_argument("bundle", metavar="BUNDLE.json", help="candidate bundle, or - for stdin")
     verify.add_argument(
-        "--repository", metavar="PATH", help="local clone holding the bundle's base commit"
+        "--repository", metavar="PATH", help="local clone holding the bundle's base commit; without it a git-patch's candidate tree is reported as declared, not checked"
     )
     verify.add_argument(
         "--artifacts",
@@ -173,5 +180,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     receipt.add_argument(
         "--context", metavar="CONTEXT.json", required=True,
         help="evaluator facts: benchmark, profile activation, plan, container, model",
+    )
+    receipt.add_argument(
+        "--json", action="store_true",
+        help="errors as JSON too (the receipt is printed as JSON either way)",
     )
     receipt.set_defaults(handler=cmd_candidate_receipt)

@@ -1,7 +1,9 @@
 """``agent-interface``: validate, digest and inspect contract documents from the shell.
 
 Exit codes: 0 accepted, 1 refused (each issue printed as ``path: message [code]``),
-2 unreadable input or bad usage.
+2 unreadable input, unknown schema name or bad usage. Every command takes ``--json``;
+with it every outcome, errors included, is one JSON document on standard output
+(``cli.conventions``).
 """
 
 from __future__ import annotations
@@ -15,40 +17,71 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent_interface import __version__
+from agent_interface.cli.conventions import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNREADABLE,
+    CommandError,
+    CommandParser,
+    UsageError,
+    emit_json,
+    report_command_error,
+    unknown_schema,
+)
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import (
     ContractError,
     ContractIssue,
 )
 from agent_interface.core.json_schema import export_json_schema
+from agent_interface.core.model import WireAdapter
 from agent_interface.core.registry import (
     schema_origin,
     wire_schema,
     wire_schemas,
 )
 
-__all__ = ["main"]
-
-EXIT_OK = 0
-EXIT_REFUSED = 1
-EXIT_UNREADABLE = 2
+__all__ = [
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_UNREADABLE",
+    "Unreadable",
+    "build_parser",
+    "load_json",
+    "main",
+    "parse_json_bytes",
+    "print_issues",
+    "read_bytes",
+]
 
 # Modules that add their own sub-commands with ``register(subparsers)``.
 _COMMAND_MODULES = ("agent_interface.cli.profile", "agent_interface.cli.kb", "agent_interface.cli.candidate")
 
 
-class Unreadable(Exception):
-    """Input that could not be read or parsed as JSON."""
+class Unreadable(CommandError):
+    """Input that could not be read or parsed as JSON; ``code`` says why."""
+
+
+def _os_reason(exc: OSError) -> tuple[str, str]:
+    if isinstance(exc, FileNotFoundError):
+        return "file_not_found", "file not found"
+    if isinstance(exc, IsADirectoryError):
+        return "is_a_directory", "is a directory, not a file"
+    if isinstance(exc, PermissionError):
+        return "permission_denied", "permission denied"
+    return "unreadable", str(exc.strerror or "cannot be read").lower()
 
 
 def read_bytes(source: str) -> bytes:
-    """Bytes of a file path, or of standard input for ``-``."""
+    """Bytes of a file path, or of standard input for ``-``; :class:`Unreadable` says why
+    not (``file not found``, ``is a directory, not a file``, ...)."""
     try:
         if source == "-":
             return sys.stdin.buffer.read()
         return Path(source).read_bytes()
     except OSError as exc:
-        raise Unreadable(f"{source}: {exc.strerror or exc}") from None
+        code, reason = _os_reason(exc)
+        raise Unreadable(code, reason, document=source) from None
 
 
 def load_json(source: str) -> Any:
@@ -62,26 +95,39 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json_bytes(data: bytes, source: str) -> Any:
+    """The JSON value of ``data``; :class:`Unreadable` (``json_invalid``) when it is not JSON."""
     try:
         return json.loads(data, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise Unreadable(f"{source}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise Unreadable("json_invalid", "not valid JSON (nested too deeply)", document=source) from None
+    except ValueError as exc:
+        # json's messages name a position, never the text.
+        reason = str(exc) if isinstance(exc, json.JSONDecodeError) else "not valid JSON"
+        raise Unreadable("json_invalid", f"not valid JSON ({reason})", document=source) from None
 
 
 def print_issues(issues: Sequence[ContractIssue], stream: IO[str], prefix: str = "") -> None:
+    """Print each issue as ``path: message [code]``."""
     for issue in issues:
         print(f"{prefix}{issue.path or '/'}: {issue.message} [{issue.code}]", file=stream)
 
 
-def _emit_json(payload: Any) -> None:
-    print(json.dumps(payload, ensure_ascii=False, indent=2))
+_emit_json = emit_json
+
+
+def _schema(typed: str, *, document: str | None = None) -> WireAdapter[Any]:
+    """The registered schema ``typed`` names, or the unknown-schema error with its did-you-mean."""
+    try:
+        return wire_schema(typed)
+    except KeyError:
+        raise unknown_schema(typed, document=document) from None
 
 
 # -- validate -----------------------------------------------------------------
 
 
 def _validate_one(schema_name: str, data: bytes) -> tuple[bool, list[ContractIssue], str | None]:
-    schema = wire_schema(schema_name)
+    schema = _schema(schema_name)
     try:
         value = schema.parse(data)
     except ContractError as exc:
@@ -90,19 +136,12 @@ def _validate_one(schema_name: str, data: bytes) -> tuple[bool, list[ContractIss
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    try:
-        wire_schema(args.schema)
-    except KeyError as exc:
-        print(f"agent-interface: {exc.args[0]}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    """``validate --schema NAME FILE``: the verdict, and the digest of an accepted document."""
+    _schema(args.schema)
     if args.jsonl:
         return _validate_lines(args)
-    try:
-        data = read_bytes(args.file)
-        parse_json_bytes(data, args.file)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    data = read_bytes(args.file)
+    parse_json_bytes(data, args.file)
     ok, issues, digest = _validate_one(args.schema, data)
     if args.json:
         _emit_json(
@@ -130,7 +169,8 @@ def _lines(source: str) -> Iterator[bytes]:
             with Path(source).open("rb") as handle:
                 yield from handle
     except OSError as exc:
-        raise Unreadable(f"{source}: {exc.strerror or exc}") from None
+        code, reason = _os_reason(exc)
+        raise Unreadable(code, reason, document=source) from None
 
 
 def _progress(count: int, refused: int) -> None:
@@ -141,40 +181,36 @@ def _validate_lines(args: argparse.Namespace) -> int:
     refused = 0
     count = 0
     show_progress = sys.stderr.isatty() and not args.json
-    try:
-        for number, raw in enumerate(_lines(args.file), start=1):
-            line = raw.strip()
-            if not line:
-                continue
-            count += 1
-            try:
-                parse_json_bytes(line, f"line {number}")
-                ok, issues, digest = _validate_one(args.schema, line)
-            except Unreadable:
-                ok, issues, digest = False, [ContractIssue("", "json_invalid", "not valid JSON")], None
-            refused += not ok
-            if args.json:
-                print(
-                    json.dumps(
-                        {
-                            "line": number,
-                            "verdict": "accepted" if ok else "refused",
-                            "digest": digest,
-                            "issues": [issue.to_dict() for issue in issues],
-                        },
-                        ensure_ascii=False,
-                    )
+    for number, raw in enumerate(_lines(args.file), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        count += 1
+        try:
+            parse_json_bytes(line, f"line {number}")
+            ok, issues, digest = _validate_one(args.schema, line)
+        except Unreadable as exc:
+            ok, issues, digest = False, [ContractIssue("", exc.code, exc.message)], None
+        refused += not ok
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "line": number,
+                        "verdict": "accepted" if ok else "refused",
+                        "digest": digest,
+                        "issues": [issue.to_dict() for issue in issues],
+                    },
+                    ensure_ascii=False,
                 )
-            elif ok:
-                print(f"{number}: accepted {digest}")
-            else:
-                print(f"{number}: refused")
-                print_issues(issues, sys.stdout, "  ")
-            if show_progress and count % 1000 == 0:
-                _progress(count, refused)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+            )
+        elif ok:
+            print(f"{number}: accepted {digest}")
+        else:
+            print(f"{number}: refused")
+            print_issues(issues, sys.stdout, "  ")
+        if show_progress and count % 1000 == 0:
+            _progress(count, refused)
     if show_progress:
         _progress(count, refused)
         print(file=sys.stderr)
@@ -185,16 +221,23 @@ def _validate_lines(args: argparse.Namespace) -> int:
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
-    try:
-        value = load_json(args.file)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    """``digest FILE``: the RFC 8785 digest of any JSON document."""
+    value = load_json(args.file)
     try:
         digest = canonical_digest(value)
     except ContractError as exc:
-        print(f"{args.file}: not canonical JSON", file=sys.stderr)
-        print_issues(exc.issues, sys.stderr, "  ")
+        if args.json:
+            _emit_json(
+                {
+                    "document": args.file,
+                    "verdict": "refused",
+                    "digest": None,
+                    "issues": [issue.to_dict() for issue in exc.issues],
+                }
+            )
+        else:
+            print(f"{args.file}: not canonical JSON", file=sys.stderr)
+            print_issues(exc.issues, sys.stderr, "  ")
         return EXIT_REFUSED
     if args.json:
         _emit_json({"document": args.file, "digest": digest})
@@ -207,6 +250,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
 
 def cmd_schema_list(args: argparse.Namespace) -> int:
+    """``schema list``: every registered schema name and its module."""
     schemas = wire_schemas()
     if args.json:
         _emit_json([{"name": name, "module": schema_origin(name)} for name in schemas])
@@ -218,8 +262,15 @@ def cmd_schema_list(args: argparse.Namespace) -> int:
 
 
 def cmd_schema_export(args: argparse.Namespace) -> int:
+    """``schema export DIR``: one JSON Schema file per registered schema."""
     out = Path(args.directory)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise CommandError("not_a_directory", "exists and is not a directory", document=str(out)) from None
+    except OSError as exc:
+        code, reason = _os_reason(exc)
+        raise CommandError(code, reason, document=str(out)) from None
     written = []
     for name in wire_schemas():
         document = export_json_schema(name)
@@ -235,54 +286,97 @@ def cmd_schema_export(args: argparse.Namespace) -> int:
 
 # -- check (the main job) ---------------------------------------------------------
 
+CHECK_HELP = """Validate every document listed in the manifest.json files under DIRECTORY
+(searched recursively) and compare each verdict, and digest, with what the manifest expects.
+
+manifest.json is a JSON array with one object per document:
+  {"file": "minimal.json",          path relative to the manifest's directory
+   "schema": "AgentProfile",        registered schema name (agent-interface schema list)
+   "expect": "accepted",            "accepted" (the default) or "refused"
+   "digest": "sha256:..."}          optional: the digest an accepted document must have
+
+A document that cannot be processed (file not found, not JSON, unknown schema) is
+reported with the reason and counts as unexpected. Exit status 1 means at least one
+verdict or digest differs from what the manifest expects."""
+
+
+_EXPECTED = frozenset({"accepted", "refused"})
+
 
 def _manifest_rows(directory: Path) -> list[dict[str, Any]]:
+    """One row per manifest entry; an entry that cannot be used carries ``problem``."""
+    if not directory.exists():
+        raise CommandError("directory_not_found", "directory not found", document=str(directory))
+    if not directory.is_dir():
+        raise CommandError("not_a_directory", "not a directory", document=str(directory))
     rows: list[dict[str, Any]] = []
     for manifest in sorted(directory.rglob("manifest.json")):
-        entries = json.loads(manifest.read_text(encoding="utf-8"))
-        for entry in entries:
-            rows.append({**entry, "path": manifest.parent / entry["file"]})
+        where = str(manifest.relative_to(directory))
+        entries = parse_json_bytes(read_bytes(str(manifest)), where)
+        if not isinstance(entries, list):
+            raise CommandError(
+                "manifest_invalid", "a manifest must be a JSON array of entries", document=where
+            )
+        for index, entry in enumerate(entries):
+            rows.append(_manifest_row(manifest, where, index, entry))
     return rows
+
+
+def _manifest_row(manifest: Path, where: str, index: int, entry: Any) -> dict[str, Any]:
+    label = f"{where} entry {index}"
+    if not isinstance(entry, dict):
+        return {"label": label, "schema": None, "expect": "accepted",
+                "problem": ("manifest_entry", "a manifest entry must be an object")}
+    file, schema, expect = entry.get("file"), entry.get("schema"), entry.get("expect", "accepted")
+    row: dict[str, Any] = {"label": label, "schema": schema, "expect": expect, "digest": entry.get("digest")}
+    if not isinstance(file, str) or not file:
+        row["problem"] = ("manifest_entry", 'the entry has no "file"')
+    elif not isinstance(schema, str) or not schema:
+        row["problem"] = ("manifest_entry", 'the entry has no "schema"')
+    elif expect not in _EXPECTED:
+        row["problem"] = ("manifest_entry", '"expect" must be "accepted" or "refused"')
+    if isinstance(file, str) and file:
+        row["path"] = manifest.parent / file
+    return row
+
+
+def _check_row(row: dict[str, Any], directory: Path) -> dict[str, Any]:
+    path: Path | None = row.get("path")
+    document = str(path.relative_to(directory)) if path is not None else row["label"]
+    digest = None
+    problem = row.get("problem")
+    issues: list[ContractIssue] = []
+    if problem is None and path is not None:
+        try:
+            data = read_bytes(str(path))
+            parse_json_bytes(data, document)
+            ok, issues, digest = _validate_one(row["schema"], data)
+        except CommandError as exc:
+            problem = (exc.code, exc.reason())
+    if problem is not None:
+        verdict, issues = "unreadable", [ContractIssue("", problem[0], problem[1])]
+    else:
+        verdict = "accepted" if ok else "refused"
+        if digest is not None and row.get("digest") not in (None, digest):
+            verdict = "digest-mismatch"
+    return {
+        "document": document,
+        "schema": row["schema"],
+        "verdict": verdict,
+        "expected": row["expect"],
+        "digest": digest,
+        "issues": [issue.to_dict() for issue in issues],
+    }
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate every document listed in the directory's ``manifest.json`` files."""
     directory = Path(args.directory)
-    try:
-        rows = _manifest_rows(directory)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"agent-interface: cannot read manifests under {directory}: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    rows = _manifest_rows(directory)
     if not rows:
-        print(f"agent-interface: no manifest.json under {directory}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    results = []
-    surprises = 0
-    for row in rows:
-        path: Path = row["path"]
-        expected = row.get("expect", "accepted")
-        digest = None
-        try:
-            data = path.read_bytes()
-            parse_json_bytes(data, str(path))
-            ok, issues, digest = _validate_one(row["schema"], data)
-            verdict = "accepted" if ok else "refused"
-        except (OSError, Unreadable, KeyError) as exc:
-            verdict, issues = "unreadable", [ContractIssue("", "unreadable", str(exc))]
-        if digest is not None and row.get("digest") not in (None, digest):
-            verdict = "digest-mismatch"
-        surprise = verdict != expected
-        surprises += surprise
-        results.append(
-            {
-                "document": str(path.relative_to(directory)),
-                "schema": row["schema"],
-                "verdict": verdict,
-                "expected": expected,
-                "digest": digest,
-                "issues": [issue.to_dict() for issue in issues],
-            }
-        )
+        raise CommandError("no_manifest", "no manifest.json entries under it", document=str(directory))
+    results = [_check_row(row, directory) for row in rows]
+    surprises = sum(result["verdict"] != result["expected"] for result in results)
     if args.json:
         _emit_json(results)
     else:
@@ -299,10 +393,13 @@ def _print_table(results: list[dict[str, Any]]) -> None:
         if verdict != result["expected"]:
             verdict += f" (expected {result['expected']})"
         first_issue = result["issues"][0] if result["issues"] else None
-        detail = result["digest"] or (
-            f"{first_issue['path'] or '/'}: {first_issue['code']}" if first_issue else ""
-        )
-        rows.append((result["document"], result["schema"], verdict, detail))
+        if result["verdict"] == "unreadable" and first_issue:
+            detail = first_issue["message"]  # the reason: file not found, unknown schema, ...
+        else:
+            detail = result["digest"] or (
+                f"{first_issue['path'] or '/'}: {first_issue['code']}" if first_issue else ""
+            )
+        rows.append((result["document"], result["schema"] or "-", verdict, detail))
     widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(3)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, [*widths, 0], strict=True)).rstrip())
     for row in rows:
@@ -316,21 +413,31 @@ _OWN_COMMANDS = frozenset({"validate", "digest", "schema", "check"})
 
 
 def build_parser(command_modules: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The ``agent-interface`` parser, with the sub-commands of ``command_modules``."""
+    parser = CommandParser(
         prog="agent-interface",
         description="Validate, digest and inspect @tangle-network/agent-interface documents.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    validate = commands.add_parser("validate", help="validate a document against a wire schema")
+    validate = commands.add_parser(
+        "validate",
+        help="validate a document against a wire schema",
+        description="Validate a JSON document (or, with --jsonl, one document a line) against a "
+        "registered wire schema; print the verdict and, when accepted, its digest.",
+    )
     validate.add_argument("--schema", required=True, help="registered schema name, e.g. AgentProfile")
     validate.add_argument("--jsonl", action="store_true", help="one document per line")
     validate.add_argument("--json", action="store_true", help="machine-readable output")
     validate.add_argument("file", help="path, or - for standard input")
     validate.set_defaults(handler=cmd_validate)
 
-    digest = commands.add_parser("digest", help="RFC 8785 sha256 digest of a JSON document")
+    digest = commands.add_parser(
+        "digest",
+        help="RFC 8785 sha256 digest of a JSON document",
+        description="Print the sha256 digest of the RFC 8785 canonical form of any JSON document.",
+    )
     digest.add_argument("--json", action="store_true", help="machine-readable output")
     digest.add_argument("file", help="path, or - for standard input")
     digest.set_defaults(handler=cmd_digest)
@@ -340,15 +447,25 @@ def build_parser(command_modules: Sequence[str] = _COMMAND_MODULES) -> argparse.
     listing = schema_commands.add_parser("list", help="list registered schema names")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=cmd_schema_list)
-    export = schema_commands.add_parser("export", help="write one JSON Schema file per schema")
-    export.add_argument("directory")
+    export = schema_commands.add_parser(
+        "export",
+        help="write one JSON Schema file per schema",
+        description="Write DIRECTORY/NAME.schema.json (JSON Schema 2020-12) for every registered "
+        "schema; created if missing.",
+    )
+    export.add_argument("directory", metavar="DIRECTORY")
     export.add_argument("--json", action="store_true", help="machine-readable output")
     export.set_defaults(handler=cmd_schema_export)
 
     check = commands.add_parser(
-        "check", help="validate every document listed in manifest.json files under a directory"
+        "check",
+        help="validate every document listed in manifest.json files under a directory",
+        description=CHECK_HELP,
     )
-    check.add_argument("directory", nargs="?", default="examples")
+    check.add_argument(
+        "directory", metavar="DIRECTORY", nargs="?", default="examples",
+        help="where to look for manifest.json files (default: %(default)s)",
+    )
     check.add_argument("--json", action="store_true", help="machine-readable output")
     check.set_defaults(handler=cmd_check)
 
@@ -363,14 +480,35 @@ def build_parser(command_modules: Sequence[str] = _COMMAND_MODULES) -> argparse.
     return parser
 
 
+def _report_usage(error: UsageError, *, as_json: bool) -> int:
+    if as_json:
+        emit_json(
+            {
+                "document": None,
+                "verdict": "usage",
+                "issues": [{"path": "", "code": "usage", "message": error.message}],
+            }
+        )
+    else:
+        error.parser.print_usage(sys.stderr)
+        print(f"{error.parser.prog}: error: {error.message}", file=sys.stderr)
+    return EXIT_UNREADABLE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code (0 accepted, 1 refused, 2 not run)."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((word for word in words if not word.startswith("-")), None)
     # The sub-command modules import their contract families: skip them for our own commands.
     parser = build_parser(() if command in _OWN_COMMANDS else _COMMAND_MODULES)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(words)
+    except UsageError as error:
+        return _report_usage(error, as_json="--json" in words)
     try:
         code: int = args.handler(args)
+    except CommandError as error:
+        return report_command_error(error, as_json=bool(getattr(args, "json", False)))
     except BrokenPipeError:
         return EXIT_OK
     return code

@@ -1,7 +1,8 @@
 """Profile sub-commands: ``measure PROFILE [--json]`` and ``profile digest PROFILE [--json]``.
 
 PROFILE is a file path or ``-`` for standard input. Exit codes: 0 ok, 1 refused (each issue
-printed to stderr as ``path: message [code]``), 2 unreadable input.
+printed to stderr as ``path: message [code]``, or in the ``--json`` document), 2 unreadable
+input.
 """
 
 from __future__ import annotations
@@ -21,38 +22,37 @@ from agent_interface.profile.measurement import (
 
 __all__ = ["cmd_measure", "cmd_profile_digest", "register"]
 
-from agent_interface.cli.main import (
-    EXIT_OK,
-    EXIT_REFUSED,
-    EXIT_UNREADABLE,
-)
+from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, emit_json
 
 
-def _load(source: str) -> AgentProfile | int:
-    """The validated profile, or the exit code after reporting why there is none."""
-    from agent_interface.cli.main import (
-        Unreadable,
-        parse_json_bytes,
-        read_bytes,
-    )
+def _load(source: str, as_json: bool) -> AgentProfile | int:
+    """The validated profile, or the exit code after reporting the refusal (an unreadable
+    input raises :class:`~agent_interface.cli.conventions.CommandError`)."""
+    from agent_interface.cli.main import parse_json_bytes, read_bytes
 
-    try:
-        data = read_bytes(source)
-        parse_json_bytes(data, source)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
+    data = read_bytes(source)
+    parse_json_bytes(data, source)
     try:
         return AgentProfile.parse_wire(data)
     except ContractError as exc:
-        return _refused(source, exc)
+        return _refused(source, exc, as_json)
 
 
-def _refused(source: str, exc: ContractError) -> int:
+def _refused(source: str, exc: ContractError, as_json: bool) -> int:
     from agent_interface.cli.main import print_issues
 
-    print(f"{source}: refused as AgentProfile", file=sys.stderr)
-    print_issues(exc.issues, sys.stderr, "  ")
+    if as_json:
+        emit_json(
+            {
+                "document": source,
+                "schema": "AgentProfile",
+                "verdict": "refused",
+                "issues": [issue.to_dict() for issue in exc.issues],
+            }
+        )
+    else:
+        print(f"{source}: refused as AgentProfile", file=sys.stderr)
+        print_issues(exc.issues, sys.stderr, "  ")
     return EXIT_REFUSED
 
 
@@ -98,13 +98,13 @@ def _table(measurement: AgentProfileMeasurements) -> str:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     """``measure PROFILE [--json]``: content-free measurements of one profile."""
-    profile = _load(args.profile)
+    profile = _load(args.profile, args.json)
     if isinstance(profile, int):
         return profile
     try:
         measurement = measure_agent_profile(profile)
     except ContractError as exc:
-        return _refused(args.profile, exc)
+        return _refused(args.profile, exc, args.json)
     if args.json:
         print(json.dumps(measurement.to_wire(), ensure_ascii=False, indent=2))
     else:
@@ -114,13 +114,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def cmd_profile_digest(args: argparse.Namespace) -> int:
     """``profile digest PROFILE [--json]``: the canonical profile digest."""
-    profile = _load(args.profile)
+    profile = _load(args.profile, args.json)
     if isinstance(profile, int):
         return profile
     try:
         digest = canonical_agent_profile_digest(profile)
     except ContractError as exc:
-        return _refused(args.profile, exc)
+        return _refused(args.profile, exc, args.json)
     if args.json:
         payload: dict[str, Any] = {"document": args.profile, "profileDigest": digest}
         print(json.dumps(payload, ensure_ascii=False, indent=2))

@@ -13,6 +13,10 @@ producer puts on the wire, and it digests as the reference digests it after
 code ``unsafe_integer``: JavaScript would silently round it, so two different
 Python integers would share one digest.
 
+A wire model (any instance of a class given to :func:`register_canonical_form`, which
+``core.model`` does for ``WireModel``) stands for its wire form, at any depth: a model,
+or a list or dict holding models, digests as its ``to_wire()`` value does.
+
 Nesting deeper than :data:`MAX_CANONICAL_DEPTH` containers is refused (code
 ``too_deep``), and a container that contains itself is refused (code ``cycle``);
 neither surfaces as a ``RecursionError``.
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring as _json_string
 from typing import Annotated, Any, Final
 
@@ -52,6 +56,7 @@ __all__ = [
     "is_canonical_json_value",
     "is_sha256_digest",
     "omit_top_level_digest",
+    "register_canonical_form",
     "sha256_bytes",
     "sha256_utf8",
     "utf16_sort_key",
@@ -69,10 +74,12 @@ Sha256Digest = Annotated[str, StringConstraints(pattern=SHA256_DIGEST_PATTERN)]
 
 
 def is_sha256_digest(value: object) -> bool:
+    """True when ``value`` is a string ``sha256:`` followed by 64 lowercase hex digits."""
     return isinstance(value, str) and _DIGEST_RE.fullmatch(value) is not None
 
 
 def sha256_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data`` (no canonicalization: the bytes as given)."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -98,6 +105,39 @@ class _Refusal(Exception):
         self.path = path
         self.code = code
         self.message = message
+
+
+_FORMS: dict[type, Callable[[Any], object]] = {}
+
+
+def register_canonical_form(cls: type, to_json: Callable[[Any], object]) -> None:
+    """Digest instances of ``cls`` (and of its subclasses) as the JSON value ``to_json``
+    returns for them. ``core.model`` registers ``WireModel`` with its wire form."""
+    _FORMS[cls] = to_json
+
+
+def _form(value: object) -> Callable[[Any], object] | None:
+    for cls, to_json in _FORMS.items():
+        if isinstance(value, cls):
+            return to_json
+    return None
+
+
+class _HasForm(Exception):
+    """Internal: the value holds a registered object; it is converted, then written."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` with every registered object replaced by its JSON form, at every depth.
+    Below the depth limit the value is left as it is, for the writer to refuse."""
+    if depth > MAX_CANONICAL_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {key: _plain(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, depth + 1) for item in value]
+    to_json = _form(value)
+    return value if to_json is None else _plain(to_json(value), depth + 1)
 
 
 def es_number(value: float) -> str:
@@ -217,6 +257,8 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
         _serialize(float(value), out, depth)
     elif isinstance(value, (list, tuple)):
         _serialize(list(value), out, depth)
+    elif _FORMS and _form(value) is not None:
+        raise _HasForm
     else:
         raise _Refusal([], "not_json", f"{type(value).__name__} is not a JSON value")
 
@@ -294,7 +336,10 @@ def canonical_json(value: object) -> str:
     fast = _compiled_bytes(value)
     if fast is not None:
         return fast.decode("utf-8")
-    text = _canonical_text(value)
+    try:
+        text = _canonical_text(value)
+    except _HasForm:
+        return _exact_bytes(value).decode("utf-8")
     if not is_well_formed_unicode(text):
         raise _surrogate_error(value)
     return text
@@ -308,9 +353,19 @@ def canonical_bytes(value: object) -> bytes:
     return _exact_bytes(value)
 
 
-def _exact_bytes(value: object) -> bytes:
+def _exact_bytes(value: object, *, plain: bool = False) -> bytes:
     """The reference algorithm written out in Python: every value, every refusal."""
-    text = _canonical_text(value)
+    try:
+        text = _canonical_text(value)
+    except _HasForm:
+        if plain:  # a form that returns a registered object again
+            raise CanonicalJsonError(
+                [ContractIssue("", "not_json", "a canonical form is not a JSON value")]
+            ) from None
+        # Converted once: the plain value may take the fast path.
+        converted = _plain(value)
+        fast = _compiled_bytes(converted)
+        return fast if fast is not None else _exact_bytes(converted, plain=True)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

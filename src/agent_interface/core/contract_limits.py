@@ -52,6 +52,8 @@ __all__ = [
     "CONTRACT_MAX_MAP_ENTRIES",
     "CONTRACT_MAX_STRING_LENGTH",
     "JS_WHITESPACE",
+    "ZOD_ISO_DATETIME_PATTERN",
+    "ZOD_OFFSET_DATETIME_PATTERN",
     "BoundedIdentifier",
     "BoundedJson",
     "BoundedJsonRecord",
@@ -101,6 +103,8 @@ def utf8_bytes(text: str) -> int:
 
 
 def js_trim(text: str) -> str:
+    """``text`` without the leading and trailing whitespace JavaScript's ``String.prototype.trim``
+    removes (its set differs from ``str.strip``'s)."""
     return text.strip(JS_WHITESPACE)
 
 
@@ -563,7 +567,24 @@ _OFFSET_DATETIME_RE: Final = re.compile(
 )
 
 
+# The same two expressions as zod 4.4.3 writes them into JSON Schema (``\d`` is ASCII in
+# ECMAScript; pydantic-core's and Python's regexes need ``[0-9]`` above).
+ZOD_ISO_DATETIME_PATTERN: Final = (
+    r"^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29"
+    r"|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)"
+    r"|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z))$"
+)
+"""The JSON Schema ``pattern`` of ``z.iso.datetime()``, as ``z.toJSONSchema`` writes it."""
+
+ZOD_OFFSET_DATETIME_PATTERN: Final = (
+    ZOD_ISO_DATETIME_PATTERN[: -len("(?:Z))$")] + r"(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$"
+)
+"""The JSON Schema ``pattern`` of ``z.iso.datetime({ offset: true })``."""
+
+
 def is_iso_datetime(value: str) -> bool:
+    """True when ``value`` is a datetime zod's ``z.iso.datetime()`` accepts (UTC ``Z``, seconds
+    optional)."""
     return _ISO_DATETIME_RE.fullmatch(value) is not None
 
 
@@ -593,7 +614,7 @@ IsoDatetime = Annotated[
     _FullMatch(
         _ISO_DATETIME_RE, "iso_datetime", "must be an ISO 8601 UTC datetime like 2026-01-31T12:00:00Z"
     ),
-    WithJsonSchema({"type": "string", "format": "date-time"}),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": ZOD_ISO_DATETIME_PATTERN}),
 ]
 """zod ``z.iso.datetime()`` (4.4.3): ``YYYY-MM-DDTHH:MM[:SS[.fff]]Z``."""
 
@@ -605,6 +626,8 @@ OffsetIsoDatetime = Annotated[
         "iso_datetime",
         "must be an ISO 8601 datetime with Z or an offset, like 2026-01-31T12:00:00+02:00",
     ),
-    WithJsonSchema({"type": "string", "format": "date-time"}),
+    WithJsonSchema(
+        {"type": "string", "format": "date-time", "pattern": ZOD_OFFSET_DATETIME_PATTERN}
+    ),
 ]
 """zod ``z.string().datetime({ offset: true })`` (4.4.3): ``Z`` or a ``+hh:mm`` offset."""

@@ -1,9 +1,12 @@
-"""The base every wire model inherits, and the immutable container types they use.
+"""The base every wire model inherits, free JSON values, and the adapter for any wire type.
 
 Conventions (see CONTRIBUTING.md):
 
-* Python attributes are snake_case; the wire name is the camelCase alias. Both are
-  accepted by the constructor; :meth:`WireModel.parse_wire` accepts wire names only.
+* Python attributes are snake_case; the wire name is the camelCase alias (or the name
+  given to :func:`wire_names`). Constructors are typed with the attribute names (both
+  are accepted at run time); :meth:`WireModel.parse_wire` accepts wire names only.
+* A constructor, ``model_validate`` and ``model_validate_json`` refuse with a
+  :class:`~agent_interface.core.errors.WireValidationError`, as ``parse_wire`` does.
 * Unknown fields are refused (``extra="forbid"``), scalars are strict (no ``"1"`` for
   1, no ``1`` for ``True``), NaN and infinities are refused.
 * An optional field is written ``x: T | None = None``. On the wire it is either
@@ -11,22 +14,22 @@ Conventions (see CONTRIBUTING.md):
   omits the key. In Python code, ``Model(x=None)`` means absent.
   A field that really carries ``null`` on the wire is listed in ``wire_nullable``.
 * Instances are frozen; arrays are tuples (:data:`WireList`), maps are
-  :class:`FrozenDict` (:data:`WireMap`), and free JSON is deep-frozen (:data:`JsonValue`).
+  :class:`FrozenDict` (:data:`WireMap`) (both in ``core.containers``), and free JSON is
+  deep-frozen (:data:`JsonValue`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache, cached_property
-from typing import Annotated, Any, ClassVar, Generic, NoReturn, Self, TypeVar, get_args
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    GetCoreSchemaHandler,
     PlainSerializer,
     TypeAdapter,
     ValidationError,
@@ -35,11 +38,21 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.config import ExtraValues
 from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
 
 from agent_interface.core.canonical import (
     canonical_bytes,
     canonical_digest,
+    register_canonical_form,
+)
+from agent_interface.core.containers import (
+    FrozenDict,
+    WireInt,
+    WireList,
+    WireMap,
+    deep_freeze,
+    thaw,
 )
 from agent_interface.core.errors import (
     ContractError,
@@ -51,12 +64,13 @@ from agent_interface.core.fast_schema import (
     Derivation,
     core_equivalent,
     derive_fast_validator,
-    inner_schema,
     json_value_schema,
     may_accept_null,
 )
 from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
 
+# FrozenDict, WireInt, WireList, WireMap, deep_freeze and thaw live in core.containers
+# and are re-exported here, where wire models have always imported them.
 __all__ = [
     "FrozenDict",
     "JsonObject",
@@ -70,71 +84,10 @@ __all__ = [
     "free_json_validator",
     "thaw",
     "wire_adapter",
+    "wire_names",
 ]
 
-K = TypeVar("K")
-V = TypeVar("V")
 T = TypeVar("T")
-
-
-class FrozenDict(dict[K, V]):
-    """A ``dict`` that refuses mutation; hashable when its values are."""
-
-    __slots__ = ()
-
-    def _immutable(self, *_args: object, **_kwargs: object) -> NoReturn:
-        raise TypeError("FrozenDict is immutable")
-
-    __setitem__ = _immutable
-    __delitem__ = _immutable
-    clear = _immutable
-    pop = _immutable
-    popitem = _immutable
-    setdefault = _immutable
-    update = _immutable
-    __ior__ = _immutable
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items(), key=lambda item: repr(item[0]))))
-
-    def __repr__(self) -> str:
-        return f"FrozenDict({dict.__repr__(self)})"
-
-    def __copy__(self) -> Self:
-        return self
-
-    def __deepcopy__(self, _memo: object) -> Self:
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenDict, (dict(self),))
-
-
-def deep_freeze(value: Any, _ancestors: frozenset[int] = frozenset()) -> Any:
-    """A deeply immutable copy of a JSON-like value (``deepFreeze``): every dict becomes a
-    :class:`FrozenDict`, every list or tuple a tuple, at every depth. Validated evidence
-    (a profile snapshot, a capability document) handed out this way cannot be changed after
-    the check that made it trustworthy. Scalars, and wire models (already frozen), are
-    returned as they are; the input is not modified. Unlike JavaScript's in-place freeze
-    this builds a copy, so a value that contains itself cannot be represented and raises
-    ``ValueError`` instead of recursing without end."""
-    if not isinstance(value, (dict, list, tuple)):
-        return value
-    if id(value) in _ancestors:
-        raise ValueError("deep_freeze: the value contains itself")
-    inner = _ancestors | {id(value)}
-    if isinstance(value, dict):
-        return FrozenDict({key: deep_freeze(item, inner) for key, item in value.items()})
-    return tuple(deep_freeze(item, inner) for item in value)
-
-
-def thaw(value: Any) -> Any:
-    """Plain ``dict``/``list`` copy of a frozen JSON value."""
-    if isinstance(value, dict):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
-    return value
 
 
 _JSON_NULL_VALIDATORS: set[Any] = set()
@@ -148,66 +101,6 @@ def free_json_validator(func: Any) -> Any:
     """
     _JSON_NULL_VALIDATORS.add(func)
     return func
-
-
-def _as_tuple(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def _as_frozen_dict(value: dict[Any, Any]) -> FrozenDict[Any, Any]:
-    return value if isinstance(value, FrozenDict) else FrozenDict(value)
-
-
-def _integral_number(value: Any) -> Any:
-    # JavaScript has one number type: 2.0 and 2e0 are the integer 2 to zod's .int().
-    if type(value) is float and value.is_integer() and abs(value) <= 2**53:
-        return int(value)
-    return value
-
-
-# The strict integer alone: a float, even an integral one, takes the precise path.
-core_equivalent(_integral_number)(inner_schema)
-
-
-WireInt = Annotated[int, BeforeValidator(_integral_number)]
-"""An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
-
-# A JSON array is read as a tuple by the inner schema itself.
-core_equivalent(_as_tuple)(inner_schema)
-
-
-class _ListAsTuple:
-    """Python input may give a list for a tuple; JSON arrays are read as tuples directly.
-
-    (A plain ``BeforeValidator`` would make pydantic-core turn every JSON array into a
-    Python list, and its members into Python objects, before validating them again.)
-    """
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        inner = handler(source)
-        python = core_schema.no_info_before_validator_function(_as_tuple, inner)
-        if inner["type"] != "tuple":
-            return python
-        # A parent's Python validator can hand a JSON document's array on as a list: the
-        # JSON branch takes that list too (its members keep their own strict schemas).
-        return core_schema.json_or_python_schema(
-            json_schema={**inner, "strict": False}, python_schema=python
-        )
-
-
-WireList = Annotated[tuple[T, ...], _ListAsTuple()]
-"""A JSON array held as a tuple. Lists are accepted on input."""
-
-@core_equivalent(_as_frozen_dict)
-def _frozen_dict_call(_owner: Any, node: dict[str, Any], _derivation: Derivation) -> dict[str, Any]:
-    # From JSON the dict is always a plain one: the class is called without a Python frame.
-    return {**node, "function": {"type": "no-info", "function": FrozenDict}}
-
-
-WireMap = Annotated[dict[str, V], AfterValidator(_as_frozen_dict)]
-"""A JSON object with arbitrary string keys, held as a :class:`FrozenDict`."""
 
 
 _MAX_JSON_DEPTH = 256
@@ -362,6 +255,25 @@ def _without_null(_owner: Any, node: dict[str, Any], derivation: Derivation) -> 
     return schema
 
 
+def wire_names(**names: str) -> Callable[[str], str]:
+    """The alias generator of a model some of whose wire names are not the camelCase of
+    their attributes: ``model_config = ConfigDict(alias_generator=wire_names(session_id="sessionID"))``.
+
+    Returns a function that maps each attribute named here to its wire name and every
+    other attribute to its camelCase. The wire name is given here rather than with
+    ``Field(alias=...)`` because type checkers (``dataclass_transform``) take an explicit
+    alias as the constructor's keyword: with the generator, every constructor is typed
+    with the snake_case attribute names, and wire names belong to ``parse_wire``.
+    A subclass inherits its base's generator.
+    """
+    table = dict(names)
+
+    def alias(name: str) -> str:
+        return table.get(name) or to_camel(name)
+
+    return alias
+
+
 class WireModel(BaseModel):
     """Strict, frozen, camelCase-on-the-wire base model."""
 
@@ -380,6 +292,85 @@ class WireModel(BaseModel):
         # stays cheap and a process pays only for the schemas it uses.
         defer_build=True,
     )
+
+    def __init__(self, /, **data: Any) -> None:
+        """Validate keyword arguments, by snake_case attribute name (or wire name).
+
+        Raises :class:`~agent_interface.core.errors.WireValidationError` (a
+        ``ContractError``) whose issues name JSON Pointers into the arguments; neither its
+        message nor its exception chain holds an argument's value.
+        """
+        try:
+            self.__pydantic_validator__.validate_python(data, self_instance=self)
+            return
+        except ValidationError as exc:
+            refusal = _refusal(type(self), exc, data)
+        # Raised outside the handler: no __context__ holding pydantic's error (and the input).
+        raise refusal
+
+    # pydantic builds nested models without calling __init__ unless a class overrides it;
+    # this override only changes the error type, so keep pydantic's fast construction.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        from_attributes: bool | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """pydantic's ``model_validate`` that refuses with a ``WireValidationError``.
+
+        Names and wire names are both accepted unless ``by_alias``/``by_name`` say
+        otherwise; :meth:`parse_wire` is the wire reading (wire names only, no ``null``
+        for an absent optional field).
+        """
+        options: dict[str, Any] = {} if extra is None else {"extra": extra}
+        try:
+            return cls.__pydantic_validator__.validate_python(  # type: ignore[no-any-return]
+                obj,
+                strict=strict,
+                from_attributes=from_attributes,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+                **options,
+            )
+        except ValidationError as exc:
+            refusal = _refusal(cls, exc, obj)
+        raise refusal
+
+    @classmethod
+    def model_validate_json(
+        cls,
+        json_data: str | bytes | bytearray,
+        *,
+        strict: bool | None = None,
+        extra: ExtraValues | None = None,
+        context: Any | None = None,
+        by_alias: bool | None = None,
+        by_name: bool | None = None,
+    ) -> Self:
+        """pydantic's ``model_validate_json`` that refuses with a ``WireValidationError``
+        (``parse_wire`` is the wire reading)."""
+        options: dict[str, Any] = {} if extra is None else {"extra": extra}
+        try:
+            return cls.__pydantic_validator__.validate_json(  # type: ignore[no-any-return]
+                json_data,
+                strict=strict,
+                context=context,
+                by_alias=by_alias,
+                by_name=by_name,
+                **options,
+            )
+        except ValidationError as exc:
+            refusal = _refusal(cls, exc, _json_document(json_data))
+        raise refusal
 
     wire_nullable: ClassVar[frozenset[str]] = frozenset()
     """Python names of fields whose wire value may be ``null``.
@@ -463,6 +454,29 @@ class WireModel(BaseModel):
         """Validate a wire document (JSON bytes/str or a parsed mapping) by wire names."""
         parsed: Self = wire_adapter(cls).parse(data)
         return parsed
+
+
+def _wire_form(model: WireModel) -> Any:
+    return model.model_dump(mode="python", by_alias=True)
+
+
+# canonical_digest(model), and models nested in lists and dicts, digest the wire form.
+register_canonical_form(WireModel, _wire_form)
+
+
+def _refusal(model: type[BaseModel], exc: ValidationError, document: Any) -> ContractError:
+    if document is NOT_JSON:
+        return contract_error_from_validation(exc, subject=model.__name__)
+    return contract_error_from_validation(exc, subject=model.__name__, document=document)
+
+
+def _json_document(data: str | bytes | bytearray) -> Any:
+    """The parsed document, to map error locations onto JSON Pointers (``NOT_JSON`` if
+    the text cannot be read)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return NOT_JSON
 
 
 _WIRE_CONTEXT: Any = {"wire": True}

@@ -11,6 +11,7 @@ imported. The CLI and JSON Schema export read the registry.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 import sys
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from agent_interface.core.model import WireAdapter
 
 __all__ = [
+    "close_schema_names",
     "register_wire_models",
     "schema_origin",
     "wire_schema",
@@ -72,9 +74,21 @@ def export_name(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+def close_schema_names(typed: str, limit: int = 5) -> tuple[str, ...]:
+    """Registered names a misspelled ``typed`` may have meant, case-insensitively: the
+    closest spellings first, then names that contain it. A suggestion is always a real
+    name, never ``typed`` recased."""
+    known = sorted(set(SCHEMA_MODULES) | set(_TYPES))
+    lowered = {other.lower(): other for other in known}
+    wanted = typed.lower()
+    found = [lowered[match] for match in difflib.get_close_matches(wanted, list(lowered), n=limit)]
+    found += [other for other in known if wanted and wanted in other.lower()]
+    return tuple(dict.fromkeys(found))[:limit]
+
+
 def _registered_type(name: str) -> Any:
     """The type registered as ``name``, importing only its module when the index knows it."""
-    name = export_name(name)
+    typed, name = name, export_name(name)
     tp = _TYPES.get(name)
     if tp is not None:
         return tp
@@ -87,10 +101,9 @@ def _registered_type(name: str) -> Any:
         _load_all()
         tp = _TYPES.get(name)
     if tp is None:
-        known = sorted(set(SCHEMA_MODULES) | set(_TYPES))
-        close = [other for other in known if name.lower() in other.lower()][:8]
+        close = close_schema_names(typed)
         hint = f" (did you mean: {', '.join(close)})" if close else ""
-        raise KeyError(f"no wire schema named {name!r}{hint}")
+        raise KeyError(f"no wire schema named {typed!r}{hint}")
     return tp
 
 

@@ -30,6 +30,7 @@ from agent_interface.core.contract_limits import (
     utf8_bytes,
 )
 from agent_interface.core.errors import Refinement
+from agent_interface.core.json_schema import JsonSchemaPattern
 from agent_interface.core.model import (
     WireInt,
     WireList,
@@ -101,11 +102,15 @@ CertifiedContextKind = Literal["prompt", "skill", "instructions"]
 
 
 class CertifiedContextInlineDelivery(WireModel):
+    """Certified context delivered inline into the prompt."""
+
     kind: Literal["inline"] = "inline"
     content: _InlineContent
 
 
 class CertifiedContextFileDelivery(WireModel):
+    """Certified context delivered as a file at a canonical relative path in the workspace."""
+
     kind: Literal["file"] = "file"
     path: _RelativePath
     content: _FileContent
@@ -193,7 +198,7 @@ class CertifiedContext(WireModel):
     tenant_id: _Identifier
     target: _Identifier
     state: Literal["active", "revoked"]
-    revision: Annotated[str, AfterValidator(_revision)]
+    revision: Annotated[str, AfterValidator(_revision), JsonSchemaPattern(r"^(0|[1-9]\d{0,18})$")]
     generated_at: IsoDatetime
     expires_at: IsoDatetime
     entries: Annotated[WireList[CertifiedContextEntry], Field(max_length=128)]

@@ -146,6 +146,9 @@ WorkspaceCheckpointResult = Annotated[
 
 
 class WorkspaceCheckpointFound(_CheckpointCarrier):
+    """A checkpoint lookup's answer when the keyed checkpoint exists: the checkpoint the original
+    request made."""
+
     status: Literal["found"] = "found"
 
 

@@ -243,6 +243,8 @@ WorkspaceForkResult = Annotated[
 
 
 class WorkspaceForkFound(_EnvironmentCarrier):
+    """A fork lookup's answer when the keyed fork exists: the environment the original request made."""
+
     status: Literal["found"] = "found"
 
 

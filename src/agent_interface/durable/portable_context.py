@@ -495,6 +495,8 @@ class PortableContextPlanRequest(_PortableContextPlanRequestMaterial):
 
 
 class PortableContextReadyResult(WireModel):
+    """The plan fits: the portable context plan for the request, bound to its id and digest."""
+
     status: Literal["ready"] = "ready"
     request_id: BoundedIdentifier
     request_digest: Sha256Digest
@@ -502,6 +504,9 @@ class PortableContextReadyResult(WireModel):
 
 
 class PortableContextOverLimitResult(WireModel):
+    """The history does not fit the target's input budget: the estimate, the limit and a boundary
+    message to cut at; nothing is dispatched."""
+
     status: Literal["over_limit"] = "over_limit"
     request_id: BoundedIdentifier
     request_digest: Sha256Digest
@@ -512,6 +517,8 @@ class PortableContextOverLimitResult(WireModel):
 
 
 class PortableContextUnsupportedResult(WireModel):
+    """The planner cannot build portable context for this request; the message says why."""
+
     status: Literal["unsupported"] = "unsupported"
     request_id: BoundedIdentifier
     request_digest: Sha256Digest

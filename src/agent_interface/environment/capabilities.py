@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agent_interface.core.contract_limits import CONTRACT_MAX_ARRAY_LENGTH
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import (
     WireList,
     WireModel,
+    wire_names,
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.environment.workspace import WorkspaceCwdBase
@@ -40,6 +41,7 @@ from agent_interface.profile.provider_config import (
     BackendCapabilities,
     ProviderCapabilities,
 )
+from agent_interface.runtime.control import RetainedControlCapabilities
 from agent_interface.runtime.interaction_fields import InteractionCapabilities
 
 __all__ = [
@@ -64,6 +66,9 @@ __all__ = [
 
 
 class StreamingCapabilities(WireModel):
+    """How an environment streams a turn: live events, replay, detached turns and idempotent turn
+    ids."""
+
     live: bool
     replay: bool
     detach: bool
@@ -71,25 +76,29 @@ class StreamingCapabilities(WireModel):
 
 
 class SessionCapabilities(WireModel):
-    continue_: bool = Field(alias="continue")
+    """Session features an environment offers: continuing a session, listing sessions and reading
+    their messages."""
+
+    model_config = ConfigDict(alias_generator=wire_names(continue_="continue"))
+
+    continue_: bool
     list: bool
     messages: bool
 
 
-class RetainedControlCapabilities(WireModel):
-    exact_run_identity: bool
-    result_identity: bool
-    event_identity: bool
-    cancellation_idempotency: bool
-
-
 class NativeContinuationCapabilities(WireModel):
+    """Native session continuation guarantees: an atomic boundary, idempotent requests and,
+    optionally, admission control."""
+
     atomic_boundary: bool
     request_idempotency: bool
     admission_control: bool | None = None
 
 
 class ContextTransferCapabilities(WireModel):
+    """Context transfer guarantees: into a fresh session, with idempotent requests and a lookup of
+    earlier transfers."""
+
     fresh_session: bool
     request_idempotency: bool
     lookup: bool
@@ -103,6 +112,9 @@ class CwdBasesCapabilities(WireModel):
 
 
 class WorkspaceCapabilities(WireModel):
+    """Workspace operations an environment offers (read, write, exec, git, upload, download) and the
+    cwd bases it accepts."""
+
     read: bool
     write: bool
     exec: bool
@@ -113,6 +125,9 @@ class WorkspaceCapabilities(WireModel):
 
 
 class BranchingCapabilities(WireModel):
+    """Durable workspace branching an environment offers: checkpoints, forks, retry safety, lookup
+    and cleanup."""
+
     checkpoint: bool
     fork: bool
     retry_safe: bool | None = None
@@ -121,6 +136,8 @@ class BranchingCapabilities(WireModel):
 
 
 class ExactProcessCapabilities(WireModel):
+    """Exact-process support: the egress policies a launched process may ask for."""
+
     egress: Annotated[
         WireList[Literal["blocked", "strict"]],
         Field(min_length=1, max_length=CONTRACT_MAX_ARRAY_LENGTH),
@@ -128,6 +145,9 @@ class ExactProcessCapabilities(WireModel):
 
 
 class ObservationCapabilities(WireModel):
+    """Which observations an environment reports (identity, lifecycle, endpoint, placement,
+    resources, usage, billing)."""
+
     identity: bool
     lifecycle: bool
     endpoint: bool
@@ -140,6 +160,8 @@ class ObservationCapabilities(WireModel):
 
 
 class InteractiveTerminalCapabilities(WireModel):
+    """Interactive terminal features: attach, input, resize and reattach."""
+
     attach: bool
     input: bool
     resize: bool
@@ -147,6 +169,9 @@ class InteractiveTerminalCapabilities(WireModel):
 
 
 class InteractiveAgentCapabilities(WireModel):
+    """Interactive agent session features: start, control claims, status, attach and reattach,
+    prompts, input, resize and stop."""
+
     start: bool
     control: bool
     status: bool

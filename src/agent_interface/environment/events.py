@@ -194,18 +194,25 @@ T = TypeVar("T")
 
 
 class ObservationProvenance(WireModel):
+    """Where an observed value came from (measured, reported or estimated), when, and by which
+    source."""
+
     origin: Literal["measured", "reported", "estimated"]
     observed_at: Datetime64
     source: BoundedIdentifier | None = None
 
 
 class ObservationKnown(WireModel, Generic[T]):
+    """An observation with a current value and its provenance."""
+
     state: Literal["known"]
     value: T
     provenance: ObservationProvenance
 
 
 class ObservationStale(WireModel, Generic[T]):
+    """An observation whose last value is out of date; ``reason`` says why it was not refreshed."""
+
     state: Literal["stale"]
     value: T
     provenance: ObservationProvenance
@@ -213,16 +220,22 @@ class ObservationStale(WireModel, Generic[T]):
 
 
 class ObservationUnavailable(WireModel):
+    """An observation the environment cannot make; ``reason`` says why. It never reads as zero."""
+
     state: Literal["unavailable"]
     reason: Reason
 
 
 class ObservationRedacted(WireModel):
+    """An observation the environment withholds on purpose; ``reason`` says why."""
+
     state: Literal["redacted"]
     reason: Reason
 
 
 class ObservationUnknown(WireModel):
+    """An observation nobody knows: no value, no reason."""
+
     state: Literal["unknown"]
 
 
@@ -243,6 +256,8 @@ Observation = observation_of
 
 
 class ProviderIdentity(WireModel):
+    """Which provider, environment, session and backend an observation is about."""
+
     provider: BoundedIdentifier
     environment_id: BoundedIdentifier
     session_id: BoundedIdentifier | None = None
@@ -271,6 +286,8 @@ class _Persistence(WireModel):
 
 
 class EnvironmentLifecycle(WireModel):
+    """An environment's status with its cleanup, continuity and persistence, as observed."""
+
     status: AgentEnvironmentStatus
     cleanup: _Cleanup | None = None
     continuity: _Continuity | None = None
@@ -314,6 +331,9 @@ class _Accelerator(WireModel):
 
 
 class ResourceProfile(WireModel):
+    """The resources an environment was given: CPU, memory and disk in MB, and an optional
+    accelerator."""
+
     cpu: Annotated[float, Field(gt=0)] | Annotated[int, Field(gt=0)] | None = None
     memory_mb: PositiveSafeInt | None = None
     disk_mb: PositiveSafeInt | None = None
@@ -321,6 +341,8 @@ class ResourceProfile(WireModel):
 
 
 class ResourceUseSample(WireModel):
+    """One sample of the resources an environment uses: CPU, memory, disk and accelerator memory."""
+
     cpu: NonNegativeNumber | None = None
     memory_mb: NonNegativeNumber | None = None
     disk_mb: NonNegativeNumber | None = None
@@ -328,6 +350,8 @@ class ResourceUseSample(WireModel):
 
 
 class PlacementDescriptor(WireModel):
+    """Where an environment runs: the kind of placement and its sandbox, fleet, machine and region."""
+
     kind: Literal["local", "sandbox", "fleet", "provider"]
     sandbox_id: BoundedIdentifier | None = None
     fleet_id: BoundedIdentifier | None = None
@@ -336,6 +360,8 @@ class PlacementDescriptor(WireModel):
 
 
 class ComputeBilling(WireModel):
+    """What the compute of an environment cost: an amount and its currency."""
+
     amount: NonNegativeNumber
     currency: BoundedIdentifier
 
@@ -386,6 +412,8 @@ else:
 
 
 class AccountUsage(WireModel):
+    """Account-level usage an environment reports: plan, credits, quota and billing period."""
+
     plan: _ObservedIdentifier | None = None
     credits: _ObservedCredits | None = None
     quota: _ObservedQuota | None = None
@@ -501,6 +529,8 @@ def observation_contains_credential(value: Any) -> bool:
 
 
 def assert_observation_credential_free(value: Any) -> None:
+    """Refuse (``ContractError`` ``observation_credential``) an observation payload holding a
+    credential-like key or value."""
     if observation_contains_credential(value):
         raise ContractError.single(
             "", "observation_credential", "observation payload must not carry a credential"

@@ -328,6 +328,8 @@ class CreateAgentExactProcessEnvironmentInput(WireModel):
 
 
 class AgentExactProcessEnvironmentQuery(WireModel):
+    """Filter for listing exact-process environments: metadata to match and provider options."""
+
     metadata: BoundedJsonRecord | None = None
     provider_options: BoundedJsonRecord | None = None
 
@@ -384,6 +386,9 @@ class AgentExactProcess(Protocol):
 
 
 class AgentExactProcessManager(Protocol):
+    """The processes of one exact-process environment: list their statuses, get one by pid, spawn
+    one from a launch."""
+
     async def list(self) -> list[AgentExactProcessStatus]: ...
 
     async def get(self, pid: int) -> AgentExactProcess | None: ...
@@ -393,6 +398,9 @@ class AgentExactProcessManager(Protocol):
 
 @runtime_checkable
 class AgentExactProcessEnvironment(Protocol):
+    """An environment that runs exact processes: its processes, bounded file writes and reads, and
+    destroy."""
+
     @property
     def id(self) -> str: ...
 
@@ -411,6 +419,8 @@ class AgentExactProcessEnvironment(Protocol):
 
 @runtime_checkable
 class AgentExactProcessProvider(Protocol):
+    """Creates, finds and lists exact-process environments."""
+
     async def create(
         self, input: CreateAgentExactProcessEnvironmentInput
     ) -> AgentExactProcessEnvironment: ...

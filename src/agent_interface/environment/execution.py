@@ -40,6 +40,9 @@ __all__ = [
 
 
 class ToolInvocation(WireModel):
+    """One tool call made during an execution: the tool, its input, its result and whether it
+    failed."""
+
     tool_name: str
     input: JsonValue
     result: JsonValue | None = None
@@ -47,6 +50,8 @@ class ToolInvocation(WireModel):
 
 
 class ExecutionTiming(WireModel):
+    """When an execution started and completed, and how long it took in milliseconds."""
+
     started_at: FiniteNumber
     completed_at: FiniteNumber
     duration_ms: FiniteNumber
@@ -73,6 +78,9 @@ class AgentExecutionInput(WireModel):
 
 
 class AgentExecutionResult(WireModel):
+    """The result of one execution: its outcome, text, tool calls, reasoning, session, token usage
+    and timing."""
+
     outcome: AgentExecutionOutcome
     text: str
     tool_invocations: WireList[ToolInvocation]

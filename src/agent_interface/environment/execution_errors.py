@@ -56,6 +56,8 @@ class ObservedTokenUsage(WireModel):
 
 
 class ExecutionFailureTiming(WireModel):
+    """When a failed execution started and stopped, and how long it ran in milliseconds."""
+
     started_at: _Number
     completed_at: _Number
     duration_ms: _Number

@@ -31,6 +31,7 @@ from agent_interface.core.canonical import (
 )
 from agent_interface.core.contract_limits import GreaterThanZeroSafeInt, Utf16Length, js_trim
 from agent_interface.core.errors import CanonicalJsonError, Refinement
+from agent_interface.core.json_schema import JsonSchemaPattern
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.environment.source_snapshot import AgentWorkspaceSourceSnapshotPolicy
@@ -105,6 +106,7 @@ PublicMechanism = Annotated[
         "mechanism must be a public identifier, not launch arguments",
         "mechanism cannot carry credential-like material",
     ),
+    JsonSchemaPattern(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$"),
 ]
 PublicLifecycleIdentifier = Annotated[
     str,
@@ -114,6 +116,7 @@ PublicLifecycleIdentifier = Annotated[
         "lifecycle identity must be a public identifier",
         "lifecycle identity cannot carry credential-like material",
     ),
+    JsonSchemaPattern(r"^[A-Za-z0-9][A-Za-z0-9._~:/+-]{0,499}$"),
 ]
 PublicReason = Annotated[
     str, Utf16Length(max=4_000), AfterValidator(_non_blank), AfterValidator(_public_reason)
@@ -207,6 +210,9 @@ class AgentExecutionPreparationReasoningEffort(WireModel):
 
 
 class AgentExecutionPreparationResolvedModel(WireModel):
+    """The model a preparation resolved: what was requested, what will run, its provider and
+    reasoning effort."""
+
     requested: Annotated[str, Utf16Length(max=500)]
     """The effective profile's exact request; an explicit empty hint stays empty."""
     resolved: NonBlank500
@@ -231,6 +237,8 @@ class AgentExecutionPreparationWorkspace(WireModel):
 
 
 class AgentExecutionPreparationMaterializer(WireModel):
+    """The component that materialized the preparation, by name and version."""
+
     name: NonBlank200
     version: NonBlank200
 

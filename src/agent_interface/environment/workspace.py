@@ -217,10 +217,14 @@ AgentEnvironmentEgressMode = Literal["open", "strict", "blocked"]
 
 
 class OpenEgressPolicy(WireModel):
+    """Network egress is open: the process may connect anywhere."""
+
     mode: Literal["open"] = "open"
 
 
 class BlockedEgressPolicy(WireModel):
+    """Network egress is blocked: the process may connect nowhere."""
+
     mode: Literal["blocked"] = "blocked"
 
 
@@ -275,6 +279,8 @@ class ResourceRequest(WireModel):
 
 
 class AgentEnvironmentQuery(WireModel):
+    """Filter for listing environments: a name, metadata to match and provider options."""
+
     name: BoundedString | None = None
     metadata: BoundedJsonRecord | None = None
     provider_options: BoundedJsonRecord | None = None
@@ -300,28 +306,38 @@ class ExecRequest(WireModel):
 
 
 class ExecResult(WireModel):
+    """What a command run in the workspace returned: exit code, stdout and stderr."""
+
     exit_code: SafeInt
     stdout: str
     stderr: str
 
 
 class CheckpointRequest(WireModel):
+    """Request to checkpoint a workspace, with an optional name and metadata."""
+
     name: BoundedString | None = None
     metadata: BoundedJsonRecord | None = None
 
 
 class CheckpointRef(WireModel):
+    """A workspace checkpoint a provider made: its id, the provider and metadata."""
+
     id: BoundedIdentifier
     provider: BoundedIdentifier | None = None
     metadata: BoundedJsonRecord | None = None
 
 
 class ForkRequest(WireModel):
+    """Request to fork an environment, with an optional name and metadata."""
+
     name: BoundedString | None = None
     metadata: BoundedJsonRecord | None = None
 
 
 class PlacementInfo(WireModel):
+    """Where an environment runs (sandbox, fleet, machine, region) and provider metadata about it."""
+
     kind: Literal["local", "sandbox", "fleet", "provider"]
     sandbox_id: BoundedIdentifier | None = None
     fleet_id: BoundedIdentifier | None = None

@@ -162,6 +162,9 @@ class AgentProfileModelHints(AgentProfileModelHintsBase):
 
 
 class AgentSubagentProfile(WireModel):
+    """A subagent a profile declares: its description, prompt, model, tools, permissions and step
+    limit."""
+
     description: str | None = None
     prompt: str | None = None
     model: str | None = None
@@ -172,6 +175,9 @@ class AgentSubagentProfile(WireModel):
 
 
 class AgentProfileHookCommand(WireModel):
+    """A command a harness runs on a hook event: the command, timeout, whether it blocks, a matcher
+    and its environment."""
+
     command: str
     timeout_ms: PositiveNumber | None = None
     blocking: bool | None = None
@@ -180,6 +186,8 @@ class AgentProfileHookCommand(WireModel):
 
 
 class AgentProfileMode(WireModel):
+    """A named mode of a profile: the model, prompt, tools and permissions it switches to."""
+
     description: str | None = None
     model: str | None = None
     prompt: str | None = None
@@ -189,6 +197,9 @@ class AgentProfileMode(WireModel):
 
 
 class AgentProfileConfidential(WireModel):
+    """Confidential-computing requirements: the TEE variant to run in, an attestation nonce, and the
+    ``sealed`` and ``attestationRefresh`` switches."""
+
     tee: str | None = None
     """TEE variant: ``tdx``, ``nitro``, ``phala-dstack``, ``sev-snp``, ``any`` or another name."""
     attestation_nonce: str | None = None

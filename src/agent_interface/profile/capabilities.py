@@ -44,6 +44,9 @@ __all__ = [
 
 
 class AgentProfileResourceCapabilities(WireModel):
+    """Which resource kinds an environment can materialize for a profile: files, instructions,
+    tools, skills, agents and commands."""
+
     files: bool
     instructions: bool
     tools: bool | None = None

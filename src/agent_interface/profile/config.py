@@ -153,12 +153,15 @@ AgentProfileConfigValue = Annotated[
 
 
 def define_agent_profile_public_config(value: str) -> AgentProfilePublicConfigValue:
+    """A public (non-secret) config value for a profile's environment or headers."""
     return AgentProfilePublicConfigValue(kind="public", value=value)
 
 
 def define_agent_profile_secret_ref(
     key: str, format: Literal["raw", "bearer"] | None = None
 ) -> AgentProfileSecretRef:
+    """A reference to a secret by key (the value never appears in the profile), optionally formatted
+    as ``bearer``."""
     if format is None:
         return AgentProfileSecretRef(kind="secret-ref", key=key)
     return AgentProfileSecretRef(kind="secret-ref", key=key, format=format)

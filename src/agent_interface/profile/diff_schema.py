@@ -31,6 +31,9 @@ AgentProfileRemoveList = TrueOnly | WireList[NonEmptyString]
 
 
 class AgentProfilePromptRemoval(WireModel):
+    """Which prompt parts a profile diff removes: the system prompt, the appended prompt and
+    instructions."""
+
     system_prompt: TrueOnly | None = None
     append_system_prompt: TrueOnly | None = None
     instructions: AgentProfileRemoveList | None = None
@@ -80,6 +83,8 @@ AgentProfileDiffSourceKind = Literal["trace", "frontier-author", "human", "optim
 
 
 class AgentProfileDiffSource(WireModel):
+    """Where a profile diff came from: its kind, supporting artifacts and notes."""
+
     kind: AgentProfileDiffSourceKind
     artifacts: WireList[NonEmptyString] | None = None
     notes: WireList[str] | None = None

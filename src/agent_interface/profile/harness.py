@@ -72,6 +72,7 @@ REASONING_LADDER: Final = REASONING_EFFORTS
 
 
 def is_harness_type(value: object) -> bool:
+    """True when ``value`` is one of the known harness names."""
     return isinstance(value, str) and value in HARNESS_TYPES
 
 
@@ -318,6 +319,7 @@ def harness_honors_effort(harness: HarnessType) -> bool:
 
 
 def harness_honors_selectors(harness: HarnessType) -> bool:
+    """True when ``harness`` honors both a profile's model and reasoning-effort selectors."""
     return harness_honors_model(harness) and harness_honors_effort(harness)
 
 

@@ -78,6 +78,8 @@ McpConfig = Annotated[LocalMcpConfig | RemoteMcpConfig, Field(discriminator="typ
 
 
 class McpServerStatus(WireModel):
+    """The state of one MCP server as a backend reports it: name, status, transport type and error."""
+
     name: BoundedIdentifier
     status: Literal["connected", "disconnected", "error", "unknown"]
     type: Literal["local", "remote", "stdio", "http"] | None = None
@@ -85,10 +87,14 @@ class McpServerStatus(WireModel):
 
 
 class McpStatusResponse(WireModel):
+    """The MCP servers a backend reports, with their states."""
+
     servers: WireMap[McpServerStatus]
 
 
 class BackendListOptions(WireModel):
+    """Paging for a backend listing: a limit and a cursor."""
+
     limit: GreaterThanZeroSafeInt | None = None
     cursor: BoundedString | None = None
 
@@ -101,6 +107,8 @@ class BackendListResult(WireModel, Generic[T]):
 
 
 class BackendArtifact(WireModel):
+    """A file a backend produced: its path, size and last update."""
+
     path: BoundedString
     size_bytes: NonNegativeSafeInt | None = None
     updated_at: BoundedString | None = None

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict
 
 from agent_interface.core.canonical import (
     Sha256Digest,
@@ -32,6 +32,7 @@ from agent_interface.core.errors import json_pointer
 from agent_interface.core.model import (
     WireList,
     WireModel,
+    wire_names,
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
@@ -86,6 +87,8 @@ class AgentProfileCapabilityCounts(WireModel):
 
 
 class AgentProfileSubagentCounts(WireModel):
+    """How many subagents a profile declares."""
+
     declared: int
 
 
@@ -103,7 +106,9 @@ class AgentProfileMeasurements(WireModel):
     version: Literal[1] = 1
     basis: Literal["profile-declaration"] = "profile-declaration"
     profile_digest: Sha256Digest
-    canonical_byte_count: int = Field(alias="canonicalBytes")
+    model_config = ConfigDict(alias_generator=wire_names(canonical_byte_count="canonicalBytes"))
+
+    canonical_byte_count: int
     """Bytes of canonical profile JSON: not mounted context, not billed input tokens."""
     prompt: WireList[AgentProfileTextMeasurement]
     tools: AgentProfileCapabilityCounts

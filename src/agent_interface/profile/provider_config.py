@@ -47,6 +47,9 @@ TANGLE_ROUTER_DEFAULT_MODEL: Final = "zai/glm-5.2"
 
 
 class BackendCapabilities(WireModel):
+    """What a backend supports: streaming, tool use, reasoning, multimodal input, its context window
+    and interactions."""
+
     streaming: bool
     tool_use: bool
     reasoning: bool
@@ -56,6 +59,8 @@ class BackendCapabilities(WireModel):
 
 
 class ProviderCapabilities(WireModel):
+    """What a model provider supports: vision, log probabilities, tool calls and computer use."""
+
     supports_vision: bool
     supports_logprobs: bool
     supports_tool_calls: bool
@@ -84,15 +89,21 @@ class ProviderModelConfig(WireModel):
 
 
 class ProviderServerConfig(WireModel):
+    """The port and hostname a provider's server listens on."""
+
     port: FiniteNumber | None = None
     hostname: str | None = None
 
 
 class ProviderWorkspaceConfig(WireModel):
+    """The workspace root path a provider works in."""
+
     root_path: str
 
 
 class ProviderConfig(WireModel):
+    """How to run a provider: model, server, workspace, metadata and the profile to apply."""
+
     model: ProviderModelConfig
     server: ProviderServerConfig | None = None
     workspace: ProviderWorkspaceConfig | None = None
@@ -101,6 +112,9 @@ class ProviderConfig(WireModel):
 
 
 class ModelGatewayDefaults(WireModel):
+    """Defaults for reaching a model through a gateway: provider, name, URLs, model and the
+    environment variable holding the API key."""
+
     provider: str
     name: str
     root_url: str
@@ -110,6 +124,8 @@ class ModelGatewayDefaults(WireModel):
 
 
 class NativeWebToolPosture(WireModel):
+    """Whether a harness's native web search and fetch tools are on."""
+
     search: bool | None = None
     fetch: bool | None = None
 

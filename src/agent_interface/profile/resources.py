@@ -29,12 +29,16 @@ __all__ = [
 
 
 class AgentProfileInlineResource(WireModel):
+    """A resource whose content is written in the profile itself."""
+
     kind: Literal["inline"]
     name: str
     content: str
 
 
 class AgentProfileGitHubResource(WireModel):
+    """A resource read from a GitHub repository path, at an optional ref."""
+
     kind: Literal["github"]
     repository: str | None = None
     """``owner/repo``; when omitted the provider resolves ``path`` in its ambient repository."""
@@ -49,12 +53,14 @@ AgentProfileResourceRef = Annotated[
 
 
 def define_inline_resource(name: str, content: str) -> AgentProfileInlineResource:
+    """An inline resource named ``name`` with ``content``."""
     return AgentProfileInlineResource(kind="inline", name=name, content=content)
 
 
 def define_github_resource(
     path: str, *, repository: str | None = None, ref: str | None = None, name: str | None = None
 ) -> AgentProfileGitHubResource:
+    """A GitHub resource at ``path`` (of ``repository``, at ``ref``), optionally renamed."""
     given = {"repository": repository, "ref": ref, "name": name}
     return AgentProfileGitHubResource(
         kind="github",
@@ -64,12 +70,17 @@ def define_github_resource(
 
 
 class AgentProfileFileMount(WireModel):
+    """A resource mounted as a file in the workspace, at a relative path, optionally executable."""
+
     path: str
     resource: AgentProfileResourceRef
     executable: bool | None = None
 
 
 class AgentProfileResources(WireModel):
+    """The resources a profile brings: files, tools, skills, agents, commands and instructions, and
+    whether a failure to load one fails the run."""
+
     files: WireList[AgentProfileFileMount] | None = None
     tools: WireList[AgentProfileResourceRef] | None = None
     skills: WireList[AgentProfileResourceRef] | None = None

@@ -64,7 +64,10 @@ def _validated(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
     # Only a value that passes every other rule is replaced by an unrefined instance; a
     # value that fails is left as data, so the ordinary validation reports its errors.
     try:
-        return model.model_validate(value, context=info.context, by_alias=True, by_name=False)
+        # The validator itself: pydantic's error, not a ContractError, so it stays cheap.
+        return model.__pydantic_validator__.validate_python(
+            value, context=info.context, by_alias=True, by_name=False
+        )
     except ValidationError:
         return value
 

@@ -44,6 +44,7 @@ __all__ = [
     "AgentRunControlRequest",
     "AgentRunControlRequestMaterial",
     "ControlAcknowledgementStatus",
+    "RetainedControlCapabilities",
     "RetainedControlCapability",
     "agent_run_cancellation_acknowledgement_matches_request",
     "agent_run_cancellation_request_digest",
@@ -96,6 +97,9 @@ AcknowledgementMessage = Annotated[str, Utf16Length(max=16_384, min=1)]
 
 
 class AgentRunCancellationRequestMaterial(WireModel):
+    """The content of a cancellation request, before its digest: operation id, the exact run and a
+    reason."""
+
     operation_id: BoundedIdentifier
     run: AgentExactRunControlRef
     reason: CancellationReason | None = None
@@ -251,6 +255,9 @@ AgentRunControlAction = Literal["steer", "cancel", "status", "reconnect"]
 
 
 class AgentRunControlRequestMaterial(WireModel):
+    """The content of a run-control request, before its digest: operation id, action, the exact run
+    and a payload."""
+
     operation_id: BoundedIdentifier
     action: AgentRunControlAction
     run: AgentExactRunControlRef
@@ -286,6 +293,9 @@ class AgentRunControlRequest(AgentRunControlRequestMaterial):
 
 
 class AgentRunControlAcknowledgement(WireModel):
+    """A provider's answer to a run-control request, bound to the request's digest: status, message,
+    and whether to retry."""
+
     operation_id: BoundedIdentifier
     request_digest: Sha256Digest
     run: AgentExactRunControlRef
@@ -323,13 +333,20 @@ def agent_run_control_acknowledgement_matches_request(request: Any, acknowledgem
 # ---------------------------------------------------------------------------
 
 
-class RetainedControlCapability(WireModel):
-    """``AgentEnvironmentCapabilities.retainedControl``."""
+class RetainedControlCapabilities(WireModel):
+    """``AgentEnvironmentCapabilities.retainedControl``: the four identities a provider
+    implements together before it may advertise retained run control (exact run, result,
+    event, and idempotent cancellation)."""
 
     exact_run_identity: bool
     result_identity: bool
     event_identity: bool
     cancellation_idempotency: bool
+
+
+RetainedControlCapability = RetainedControlCapabilities
+"""The same class as :class:`RetainedControlCapabilities` (the name this module registered
+first); both names stay importable."""
 
 
 RETAINED_CONTROL_REQUIREMENTS: Final = (
@@ -392,5 +409,5 @@ register_wire_models(
     AgentRunCancellationAcknowledgement=AgentRunCancellationAcknowledgement,
     AgentRunControlRequest=AgentRunControlRequest,
     AgentRunControlAcknowledgement=AgentRunControlAcknowledgement,
-    RetainedControlCapability=RetainedControlCapability,
+    RetainedControlCapability=RetainedControlCapabilities,
 )

@@ -84,12 +84,17 @@ StreamStatus = Literal["started", "processing", "completed", "failed", "cancelle
 
 
 class MessagePartUpdatedEvent(WireModel):
+    """A message part was created or changed; ``delta`` is the appended text when the provider
+    streams it."""
+
     type: Literal["message.part.updated"]
     part: Part
     delta: BoundedString | None = None
 
 
 class ToolHeartbeatEvent(WireModel):
+    """A tool call is still running, with the time elapsed."""
+
     type: Literal["tool-heartbeat"]
     tool_name: BoundedIdentifier
     part_id: BoundedIdentifier
@@ -97,6 +102,8 @@ class ToolHeartbeatEvent(WireModel):
 
 
 class ToolSlowEvent(WireModel):
+    """A tool call has run longer than a threshold."""
+
     type: Literal["tool-slow"]
     tool_name: BoundedIdentifier
     part_id: BoundedIdentifier
@@ -105,6 +112,8 @@ class ToolSlowEvent(WireModel):
 
 
 class ModelProcessingEvent(WireModel):
+    """The model is working (after a tool result, generating or thinking), with the time elapsed."""
+
     type: Literal["model-processing"]
     phase: Literal["tool-result", "generating", "thinking"]
     tool_name: BoundedIdentifier | None = None
@@ -112,12 +121,16 @@ class ModelProcessingEvent(WireModel):
 
 
 class StatusEvent(WireModel):
+    """The run's status changed (started, processing, completed, failed or cancelled)."""
+
     type: Literal["status"]
     status: StreamStatus
     detail: BoundedString | None = None
 
 
 class WarningEvent(WireModel):
+    """A non-fatal problem the run reports, with a code."""
+
     type: Literal["warning"]
     code: BoundedIdentifier
     message: BoundedString
@@ -132,6 +145,8 @@ class RawEvent(WireModel):
 
 
 class SessionUpdatedTime(WireModel):
+    """When a session was created and last updated, as the provider reports the times."""
+
     created: FiniteNumber | None = None
     updated: FiniteNumber | None = None
 
@@ -148,17 +163,23 @@ class SessionUpdatedEvent(WireModel):
 
 
 class InteractionEvent(WireModel):
+    """The agent asks the user something: the interaction request."""
+
     type: Literal["interaction"]
     request: InteractionRequest
 
 
 class InteractionCancelEvent(WireModel):
+    """An open interaction was withdrawn, with the reason."""
+
     type: Literal["interaction.cancel"]
     id: BoundedIdentifier
     reason: BoundedString | None = None
 
 
 class PlanSubmittedEvent(WireModel):
+    """The agent submitted a plan for approval."""
+
     type: Literal["plan.submitted"]
     plan: DurablePlan
 

@@ -97,6 +97,8 @@ class _FieldBase(WireModel):
 
 
 class TextInteractionField(_FieldBase):
+    """A text field of an interaction form, optionally multiline, with a length limit and default."""
+
     type: Literal["text"]
     multiline: bool | None = None
     placeholder: BoundedString | None = None
@@ -117,6 +119,8 @@ class TextInteractionField(_FieldBase):
 
 
 class NumberInteractionField(_FieldBase):
+    """A number field of an interaction form, with optional bounds and default."""
+
     type: Literal["number"]
     min: FiniteNumber | None = None
     max: FiniteNumber | None = None
@@ -136,17 +140,24 @@ class NumberInteractionField(_FieldBase):
 
 
 class BooleanInteractionField(_FieldBase):
+    """A yes/no field of an interaction form, with an optional default."""
+
     type: Literal["boolean"]
     default: bool | None = None
 
 
 class SelectOption(WireModel):
+    """One choice of a select field: the value, its label and a description."""
+
     value: BoundedIdentifier
     label: NonEmptyBoundedString
     description: BoundedString | None = None
 
 
 class SelectInteractionField(_FieldBase):
+    """A choice field of an interaction form: options, single or multiple, optionally a custom
+    answer."""
+
     type: Literal["select"]
     options: Annotated[
         WireList[SelectOption], Field(min_length=1, max_length=CONTRACT_MAX_ARRAY_LENGTH)

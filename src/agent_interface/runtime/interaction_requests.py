@@ -102,6 +102,9 @@ class InteractionExecutionBinding(WireModel):
 
 
 class InteractionRequestBinding(InteractionExecutionBinding):
+    """Binds an interaction request to the exact run, provider, environment, session, execution and
+    interaction id it belongs to."""
+
     interaction_id: BoundedIdentifier
 
 

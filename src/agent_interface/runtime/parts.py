@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeGuard
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agent_interface.core.contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
@@ -24,6 +24,7 @@ from agent_interface.core.contract_limits import (
 from agent_interface.core.model import (
     WireList,
     WireModel,
+    wire_names,
 )
 from agent_interface.core.registry import register_wire_models
 
@@ -58,11 +59,16 @@ __all__ = [
 
 
 class InputTextPart(WireModel):
+    """Text sent to the agent in a turn."""
+
     type: Literal["text"] = "text"
     text: BoundedString
 
 
 class InputFilePart(WireModel):
+    """A file sent to the agent in a turn: by URL, path or inline content, with its name and media
+    type."""
+
     type: Literal["file"] = "file"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -72,6 +78,8 @@ class InputFilePart(WireModel):
 
 
 class InputImagePart(WireModel):
+    """An image sent to the agent in a turn, by URL or path, with its name and media type."""
+
     type: Literal["image"] = "image"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -98,12 +106,16 @@ class _ToolSpan(WireModel):
 
 
 class ToolStatePending(WireModel):
+    """A tool call that has been requested but not started: its input so far."""
+
     status: Literal["pending"] = "pending"
     input: BoundedJsonRecord
     raw: BoundedString | None = None
 
 
 class ToolStateRunning(WireModel):
+    """A tool call in progress: its input, title, metadata and start time."""
+
     status: Literal["running"] = "running"
     input: BoundedJsonRecord
     title: BoundedString | None = None
@@ -112,6 +124,8 @@ class ToolStateRunning(WireModel):
 
 
 class ToolStateCompleted(WireModel):
+    """A tool call that finished: its input and output, title, metadata and timing."""
+
     status: Literal["completed"] = "completed"
     input: BoundedJsonRecord
     output: BoundedJson
@@ -121,6 +135,9 @@ class ToolStateCompleted(WireModel):
 
 
 class ToolStateError(WireModel):
+    """A tool call that failed (``error`` or ``failed``): its input, the error, any output, and
+    timing."""
+
     status: Literal["error", "failed"]
     input: BoundedJsonRecord
     error: BoundedString | None = None
@@ -136,30 +153,43 @@ ToolState = Annotated[
 
 
 class _PartBase(WireModel):
+    # The reference spells these ``sessionID``, ``messageID`` and ``callID`` on the wire.
+    model_config = ConfigDict(
+        alias_generator=wire_names(session_id="sessionID", message_id="messageID", call_id="callID")
+    )
+
     id: BoundedIdentifier
-    session_id: BoundedIdentifier = Field(alias="sessionID")
-    message_id: BoundedIdentifier = Field(alias="messageID")
+    session_id: BoundedIdentifier
+    message_id: BoundedIdentifier
 
 
 class TextPart(_PartBase):
+    """Text the agent wrote in a message."""
+
     type: Literal["text"] = "text"
     text: BoundedString
 
 
 class ToolPart(_PartBase):
+    """A tool call in a message: the tool, its call id and its state."""
+
     type: Literal["tool"] = "tool"
-    call_id: BoundedIdentifier | None = Field(default=None, alias="callID")
+    call_id: BoundedIdentifier | None = None
     tool: BoundedIdentifier
     state: ToolState
     metadata: BoundedJsonRecord | None = None
 
 
 class ReasoningPart(_PartBase):
+    """The agent's reasoning text in a message."""
+
     type: Literal["reasoning"] = "reasoning"
     text: BoundedString
 
 
 class FilePart(_PartBase):
+    """A file in a message, by URL, with its name and media type."""
+
     type: Literal["file"] = "file"
     filename: BoundedString | None = None
     media_type: BoundedString | None = None
@@ -167,6 +197,8 @@ class FilePart(_PartBase):
 
 
 class SubtaskPart(_PartBase):
+    """A subtask the agent handed to another agent: the prompt, a description and the agent."""
+
     type: Literal["subtask"] = "subtask"
     prompt: BoundedString
     description: BoundedString
@@ -183,34 +215,42 @@ Part = Annotated[
 
 
 def is_text_part(part: Part) -> TypeGuard[TextPart]:
+    """True when ``part`` is a :class:`TextPart` (narrows the type)."""
     return part.type == "text"
 
 
 def is_tool_part(part: Part) -> TypeGuard[ToolPart]:
+    """True when ``part`` is a :class:`ToolPart` (narrows the type)."""
     return part.type == "tool"
 
 
 def is_reasoning_part(part: Part) -> TypeGuard[ReasoningPart]:
+    """True when ``part`` is a :class:`ReasoningPart` (narrows the type)."""
     return part.type == "reasoning"
 
 
 def is_file_part(part: Part) -> TypeGuard[FilePart]:
+    """True when ``part`` is a :class:`FilePart` (narrows the type)."""
     return part.type == "file"
 
 
 def is_subtask_part(part: Part) -> TypeGuard[SubtaskPart]:
+    """True when ``part`` is a :class:`SubtaskPart` (narrows the type)."""
     return part.type == "subtask"
 
 
 def is_input_text_part(part: InputPart) -> TypeGuard[InputTextPart]:
+    """True when ``part`` is an :class:`InputTextPart` (narrows the type)."""
     return part.type == "text"
 
 
 def is_input_file_part(part: InputPart) -> TypeGuard[InputFilePart]:
+    """True when ``part`` is an :class:`InputFilePart` (narrows the type)."""
     return part.type == "file"
 
 
 def is_input_image_part(part: InputPart) -> TypeGuard[InputImagePart]:
+    """True when ``part`` is an :class:`InputImagePart` (narrows the type)."""
     return part.type == "image"
 
 

@@ -64,18 +64,24 @@ OffsetDatetime = OffsetIsoDatetime
 
 
 class PlanProviderStateClaudeCode(WireModel):
+    """Claude Code's state for resuming a plan: its native session id."""
+
     kind: Literal["claude-code"]
     version: VersionOne
     native_session_id: NonEmptyString
 
 
 class PlanProviderStateCodex(WireModel):
+    """Codex's state for resuming a plan: its thread id."""
+
     kind: Literal["codex"]
     version: VersionOne
     thread_id: NonEmptyString
 
 
 class PlanProviderStateOpencode(WireModel):
+    """OpenCode's state for resuming a plan (a version only)."""
+
     kind: Literal["opencode"]
     version: VersionOne
 
@@ -107,10 +113,14 @@ class PlanSubmission(WireModel):
 
 
 class PlanDecisionApproved(WireModel):
+    """The user approved the plan."""
+
     outcome: Literal["approved"]
 
 
 class PlanDecisionRejected(WireModel):
+    """The user rejected the plan, with optional feedback."""
+
     outcome: Literal["rejected"]
     feedback: TrimmedNonEmptyString
 
@@ -132,10 +142,14 @@ class PlanContinuation(WireModel):
 
 
 class AgentExecutionOutcomeCompleted(WireModel):
+    """The execution ran to completion."""
+
     type: Literal["completed"]
 
 
 class AgentExecutionOutcomeAwaitingPlanDecision(WireModel):
+    """The execution stopped to wait for a decision on the plan it submitted."""
+
     type: Literal["awaiting_plan_decision"]
     plan: DurablePlan
 

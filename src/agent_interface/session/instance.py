@@ -23,6 +23,7 @@ from agent_interface.core.contract_limits import (
     Utf16Length,
 )
 from agent_interface.core.errors import Refinement
+from agent_interface.core.json_schema import JsonSchemaPattern
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
@@ -85,13 +86,20 @@ def _check_failure_message(value: str) -> str:
     return value
 
 
-AgentInstanceIdentifier = Annotated[str, Utf16Length(max=128, min=1), AfterValidator(_check_identifier)]
+AgentInstanceIdentifier = Annotated[
+    str,
+    Utf16Length(max=128, min=1),
+    AfterValidator(_check_identifier),
+    JsonSchemaPattern(r"^[A-Za-z0-9](?:[A-Za-z0-9._:-]*[A-Za-z0-9])?$"),
+]
 """1..128 characters: ASCII alphanumerics, inner ``.``, ``_``, ``:`` or ``-``."""
 Label = Annotated[str, Utf16Length(max=256, min=1), AfterValidator(_check_label)]
 FailureMessage = Annotated[str, Utf16Length(max=16_384, min=1), AfterValidator(_check_failure_message)]
 
 
 class AgentInstanceWorkspace(WireModel):
+    """How an agent instance gets its workspace (the mode)."""
+
     mode: AgentInstanceWorkspaceMode
 
 

@@ -158,6 +158,8 @@ def _check_request_digest(model: WireModel, expected: str, message: str) -> None
 
 
 class AgentInteractiveSessionControlClaimRequest(AgentInteractiveSessionControlClaimRequestMaterial):
+    """A request to claim control of an interactive session, sealed with its request digest."""
+
     request_digest: Sha256Digest
 
     @model_validator(mode="after")
@@ -320,11 +322,15 @@ class AgentInteractiveSessionAttach(WireModel):
 
 
 class AgentInteractiveSessionRunning(WireModel):
+    """An interactive session that is running."""
+
     state: Literal["running"]
     ref: AgentInteractiveSessionRef
 
 
 class AgentInteractiveSessionExited(WireModel):
+    """An interactive session that ended: when, why, and its exit code or signal."""
+
     state: Literal["exited"]
     ref: AgentInteractiveSessionRef
     ended_at: Datetime64
@@ -334,6 +340,9 @@ class AgentInteractiveSessionExited(WireModel):
 
 
 class AgentInteractiveSessionStatusUnknown(WireModel):
+    """An interactive session whose state cannot be read now; ``retryable`` says whether to ask
+    again."""
+
     state: Literal["unknown"]
     ref: AgentInteractiveSessionRef
     message: NonEmptyBoundedString
@@ -412,6 +421,9 @@ def agent_interactive_session_stop_request_digest(value: Any) -> str:
 
 
 class AgentInteractiveSessionStopCommand(AgentInteractiveSessionStopCommandMaterial):
+    """A command to stop an interactive session under a control claim, sealed with its request
+    digest."""
+
     request_digest: Sha256Digest
 
     @model_validator(mode="after")
@@ -521,6 +533,9 @@ def agent_interactive_session_prompt_request_digest(value: Any) -> str:
 
 
 class AgentInteractiveSessionPromptCommand(AgentInteractiveSessionPromptCommandMaterial):
+    """A prompt sent to an interactive session under a control claim, sealed with its request
+    digest."""
+
     request_digest: Sha256Digest
 
     @model_validator(mode="after")
@@ -537,6 +552,8 @@ class AgentInteractiveSessionPromptCommand(AgentInteractiveSessionPromptCommandM
 
 
 class AgentInteractiveSessionPromptAcknowledgement(_CommandAcknowledgement):
+    """A provider's answer to a prompt command, bound to the command's digest."""
+
     message: NonEmptyBoundedString | None = None
     retryable: bool | None = None
     existing_request_digest: Sha256Digest | None = None

@@ -118,6 +118,9 @@ class TerminalAttachRequest(WireModel):
 
 
 class TerminalAttached(WireModel):
+    """A terminal attach succeeded: the mode, the terminal reference and how many times it has been
+    attached."""
+
     status: Literal["attached", "reattached"]
     mode: TerminalAttachMode
     ref: TerminalSessionRef
@@ -125,6 +128,8 @@ class TerminalAttached(WireModel):
 
 
 class TerminalAttachUnavailable(WireModel):
+    """A terminal cannot be attached now; ``reason`` says why."""
+
     status: Literal["unavailable"]
     reason: NonEmptyBoundedString
 
@@ -144,6 +149,8 @@ TerminalAttachResult = Annotated[
 
 
 class TerminalReadyEvent(WireModel):
+    """The terminal is ready, at this size in columns and rows."""
+
     type: Literal["ready"]
     cols: TerminalDimension | None = None
     rows: TerminalDimension | None = None
@@ -158,18 +165,24 @@ class TerminalOutputFrame(WireModel):
 
 
 class TerminalResizeEvent(WireModel):
+    """The terminal was resized to this many columns and rows."""
+
     type: Literal["resize"]
     cols: TerminalDimension
     rows: TerminalDimension
 
 
 class TerminalExitEvent(WireModel):
+    """The terminal's process exited, with its exit code or signal."""
+
     type: Literal["exit"]
     exit_code: SafeInt | None = None
     exit_signal: BoundedIdentifier | None = None
 
 
 class TerminalErrorEvent(WireModel):
+    """The terminal reported an error."""
+
     type: Literal["error"]
     message: NonEmptyBoundedString
 
@@ -181,12 +194,16 @@ TerminalOutputEvent = Annotated[
 
 
 class TerminalDetached(WireModel):
+    """A terminal connection was detached; the session goes on."""
+
     status: Literal["detached"]
     terminal_session_id: BoundedIdentifier
     connection_id: BoundedIdentifier | None = None
 
 
 class TerminalClosed(WireModel):
+    """The terminal session closed, with the exit code or signal of its process."""
+
     status: Literal["closed"]
     terminal_session_id: BoundedIdentifier
     exit_code: SafeInt | None = None
@@ -194,6 +211,8 @@ class TerminalClosed(WireModel):
 
 
 class TerminalDetachUnknown(WireModel):
+    """A detach whose outcome is not known; ``retryable`` says whether to try again."""
+
     status: Literal["unknown"]
     terminal_session_id: BoundedIdentifier
     message: NonEmptyBoundedString

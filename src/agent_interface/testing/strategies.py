@@ -50,9 +50,26 @@ def schema_names() -> list[str]:
     return list(wire_schemas())
 
 
+_INSTALL_HINT = (
+    "agent_interface.testing.strategies needs hypothesis: "
+    "pip install 'tangle-agent-interface[testing]' (or pip install hypothesis)"
+)
+
+
+def _hypothesis_strategies() -> Any:
+    try:
+        from hypothesis import strategies
+    except ImportError:
+        raise ModuleNotFoundError(_INSTALL_HINT, name="hypothesis") from None
+    return strategies
+
+
 def documents(schema: str | type | Any) -> SearchStrategy[Any]:
-    """Accepted wire documents of ``schema`` (a name, a registered type or a wire model)."""
-    from hypothesis import strategies as st
+    """Accepted wire documents of ``schema`` (a name, a registered type or a wire model).
+
+    Raises ``ModuleNotFoundError`` naming the ``testing`` extra when hypothesis is not
+    installed, and ``KeyError`` (with close names) for an unknown schema name."""
+    st = _hypothesis_strategies()
 
     try:
         target: Any = schema_name_of(schema)
@@ -62,9 +79,10 @@ def documents(schema: str | type | Any) -> SearchStrategy[Any]:
         target = schema
     # One drawn seed per document keeps hypothesis' data small; a failing example
     # shrinks toward seed 0 and replays exactly.
-    return st.integers(min_value=0, max_value=2**32 - 1).map(
+    strategy: SearchStrategy[Any] = st.integers(min_value=0, max_value=2**32 - 1).map(
         lambda seed: generate_document(target, random.Random(seed))
     )
+    return strategy
 
 
 def all_documents() -> dict[str, SearchStrategy[Any]]:

@@ -1,0 +1,148 @@
+"""What every ``agent-interface`` command shares: exit codes, ``--json``, errors and help.
+
+* Exit codes: 0 accepted (or done), 1 refused (a rule is broken; the issues are printed),
+  2 the command could not run (unreadable input, unknown schema name, bad usage). Every
+  ``--help`` lists them.
+* ``--json``: every command takes it, and with it every outcome, errors included, is one
+  JSON document on standard output: ``{"verdict": ..., "issues": [{"path", "code",
+  "message"}], ...}``. Without it, results go to standard output and refusals and errors to
+  standard error.
+* A misspelled schema name gets the same did-you-mean everywhere
+  (:func:`unknown_schema`), quoting only what the user typed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from agent_interface.core.registry import close_schema_names
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_STATUS_HELP",
+    "EXIT_UNREADABLE",
+    "CommandError",
+    "CommandParser",
+    "UsageError",
+    "emit_json",
+    "report_command_error",
+    "unknown_schema",
+]
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_UNREADABLE = 2
+
+EXIT_STATUS_HELP = (
+    "exit status:\n"
+    "  0  accepted (or done)\n"
+    "  1  refused: a rule of the contract is broken (each issue is printed)\n"
+    "  2  not run: unreadable input, unknown schema name, or bad usage\n"
+    "\n"
+    "--json prints every outcome, errors included, as one JSON document on stdout."
+)
+
+
+class CommandError(Exception):
+    """Why a command could not run (exit 2): ``code`` is stable (``file_not_found``,
+    ``is_a_directory``, ``json_invalid``, ``unknown_schema``, ...), ``message`` is the reason
+    in words, ``document`` the input it concerns, ``suggestions`` close schema names."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        document: str | None = None,
+        suggestions: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.document = document
+        self.suggestions = tuple(suggestions)
+
+    def reason(self) -> str:
+        """The reason, with the did-you-mean when there is one."""
+        hint = f" (did you mean: {', '.join(self.suggestions)})" if self.suggestions else ""
+        return f"{self.message}{hint}"
+
+    def text(self) -> str:
+        """The reason in one line, after the document it concerns."""
+        return f"{self.document}: {self.reason()}" if self.document else self.reason()
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document ``--json`` prints for this error."""
+        payload: dict[str, Any] = {
+            "document": self.document,
+            "verdict": "unreadable" if self.code != "usage" else "usage",
+            "issues": [{"path": "", "code": self.code, "message": self.message}],
+        }
+        if self.suggestions:
+            payload["suggestions"] = list(self.suggestions)
+        return payload
+
+
+def unknown_schema(typed: str, *, document: str | None = None) -> CommandError:
+    """The error for a schema name that is not registered, with the close registered names."""
+    return CommandError(
+        "unknown_schema",
+        f"unknown schema {typed!r}",
+        document=document,
+        suggestions=close_schema_names(typed),
+    )
+
+
+def emit_json(payload: Any) -> None:
+    """Print ``payload`` as indented JSON on standard output."""
+    print(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+def report_command_error(error: CommandError, *, as_json: bool) -> int:
+    """Print ``error`` (JSON on stdout, or a line on stderr) and return exit code 2."""
+    if as_json:
+        emit_json(error.to_json())
+    else:
+        print(f"agent-interface: {error.text()}", file=sys.stderr)
+    return EXIT_UNREADABLE
+
+
+class UsageError(Exception):
+    """A command line argparse refused; :func:`main` reports it as text or JSON."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+
+
+class CommandParser(argparse.ArgumentParser):
+    """``argparse`` with the conventions above: the exit codes in every ``--help``,
+    required options listed as required, and usage errors raised as :class:`UsageError`
+    (so ``--json`` can report them) instead of printed by argparse."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        description = kwargs.get("description")
+        if isinstance(description, str) and "\n" not in description:
+            kwargs["description"] = textwrap.fill(description, width=88)
+        epilog = kwargs.get("epilog")
+        kwargs["epilog"] = f"{epilog}\n\n{EXIT_STATUS_HELP}" if epilog else EXIT_STATUS_HELP
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        self._required_options: argparse._ArgumentGroup | None = None
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if kwargs.get("required") and args and str(args[0]).startswith("-"):
+            if self._required_options is None:
+                self._required_options = self.add_argument_group("required options")
+            return self._required_options.add_argument(*args, **kwargs)
+        return super().add_argument(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
