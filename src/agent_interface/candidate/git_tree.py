@@ -1,24 +1,35 @@
 """Apply a candidate's binary Git patch onto its declared base tree with Git itself.
 
-The ``git`` executable does the work, so tree ids are exactly Git's: ``read-tree`` of
-the base into a throwaway index, ``apply --cached --binary`` of the patch, ``write-tree``.
-The index and every new object live in a temporary directory (``GIT_INDEX_FILE``,
-``GIT_OBJECT_DIRECTORY``, with the repository's object store as a read-only alternate),
-so the repository, its index and its work tree are never written. Repositories that
-could make an object id mean something else (replace refs, alternates, grafts) are
-refused, and so are patches that create symbolic links, submodules (gitlinks) or
-paths outside the tree. Nothing from the patch is executed.
+The ``git`` executable computes the tree, so tree ids are exactly Git's: ``read-tree``
+of the base into a throwaway index, ``apply --cached`` of the patch, ``write-tree``.
+Before ``git`` reads the patch, :mod:`~agent_interface.candidate.git_patch` refuses
+oversize patches, binary hunks that would decode past :class:`GitLimits`, and header
+paths that leave the tree. The repository is only ever *borrowed* read-only by steps
+that write no object (:mod:`~agent_interface.candidate.git_sandbox`): they check that the
+base commit hashes to its id and names ``baseTree``, list the base tree, and copy the
+trees and the blobs the patch reads into a private pack, which ``git index-pack``
+hashes again. Applying and writing then happen in the private store alone, so nothing
+is written into the repository and objects it lies about are never used.
+After ``write-tree``, the entries the patch added or changed are refused if they are
+symbolic links, submodules (gitlinks), unsafe paths, blobs above ``max_blob_bytes``,
+or paths that collide on case-insensitive file systems (unless allowed).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import hashlib
+import re
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
 from pathlib import Path
+from typing import Final
 
-from agent_interface.core.errors import ContractError, ContractIssue
+from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.candidate.git_limits import DEFAULT_GIT_LIMITS, GitLimits
+from agent_interface.candidate.git_patch import binary_gate, patch_names
+from agent_interface.candidate.git_paths import collision_key, is_safe_tree_path
+from agent_interface.candidate.git_repository import RepositoryObjects, locate_repository
+from agent_interface.candidate.git_sandbox import GitSandbox
 
 __all__ = [
     "GitTreeRefused",
@@ -27,154 +38,172 @@ __all__ = [
     "verify_base_commit",
 ]
 
-_SYMLINK = "120000"
-_GITLINK = "160000"
-_OBJECT_FORMATS = {"sha1": 40, "sha256": 64}
-# Settings pinned for every call so repository or user configuration cannot change
-# how a patch applies or make Git run a helper.
-_CONFIG = (
-    "core.fsmonitor=false",
-    "core.hooksPath=" + os.devnull,
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.ignorecase=false",
-    "apply.whitespace=nowarn",
-    "apply.ignoreWhitespace=no",
-    "core.protectNTFS=true",
-    "core.protectHFS=true",
+_SYMLINK: Final = b"120000"
+_GITLINK: Final = b"160000"
+_WIDTHS: Final = {"sha1": 40, "sha256": 64}
+_OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_EMPTY_TREES: Final = frozenset(
+    {
+        "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+    }
 )
 
 
-class GitTreeRefused(ContractError):
-    """The code state cannot be materialized: ``code`` names the failed rule."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__([ContractIssue("", code, message)], subject="git patch")
-        self.code = code
-        self.reason = message
-
-
-class RepositoryUnavailable(Exception):
-    """``repository`` is not a readable Git repository (an input problem, not a refusal)."""
-
-
-class _Git:
-    """Runs ``git`` against one repository with a scrubbed environment."""
-
-    def __init__(self, repository: Path, timeout: float) -> None:
-        self.timeout = timeout
-        self.env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        self.env.update(
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-            GIT_NO_REPLACE_OBJECTS="1",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_OPTIONAL_LOCKS="0",
-            LC_ALL="C",
-        )
-        if not repository.is_dir():
-            raise RepositoryUnavailable(f"{repository}: not a directory")
-        located = self._run(
-            ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"],
-            cwd=repository,
-            git_dir=None,
-        )
-        if located.returncode != 0:
-            raise RepositoryUnavailable(f"{repository}: not a Git repository")
-        lines = located.stdout.decode("utf-8", "surrogateescape").splitlines()
-        self.git_dir, self.common_dir = Path(lines[0]), Path(lines[1])
-        self.objects = self.common_dir / "objects"
-
-    def _run(
-        self,
-        args: Sequence[str],
-        *,
-        cwd: Path | None = None,
-        git_dir: Path | None,
-        stdin: bytes | None = None,
-        extra_env: Mapping[str, str] | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
-        command = ["git"]
-        for setting in _CONFIG:
-            command += ["-c", setting]
-        if git_dir is not None:
-            command.append(f"--git-dir={git_dir}")
-        env = dict(self.env)
-        if extra_env:
-            env.update(extra_env)
-        try:
-            return subprocess.run(
-                [*command, *args],
-                input=stdin,
-                capture_output=True,
-                cwd=cwd,
-                env=env,
-                timeout=self.timeout,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise RepositoryUnavailable("the git executable is not installed") from None
-        except subprocess.TimeoutExpired:
-            raise GitTreeRefused("git_timeout", "git did not finish within its time limit") from None
-
-    def run(
-        self,
-        *args: str,
-        stdin: bytes | None = None,
-        extra_env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
-        return self._run(args, git_dir=self.git_dir, stdin=stdin, extra_env=extra_env, cwd=cwd)
-
-    def text(self, *args: str) -> str | None:
-        result = self.run(*args)
-        if result.returncode != 0:
-            return None
-        return result.stdout.decode("utf-8", "surrogateescape").strip()
-
-
-def _open_repository(repository: Path | str, timeout: float, *object_ids: str) -> _Git:
-    git = _Git(Path(repository), timeout)
-    object_format = git.text("rev-parse", "--show-object-format") or "sha1"
-    width = _OBJECT_FORMATS.get(object_format)
-    if any(len(object_id) != width for object_id in object_ids):
+def _open(
+    repository: Path | str, scratch: Path, limits: GitLimits, *object_ids: str
+) -> tuple[GitSandbox, RepositoryObjects]:
+    sandbox = GitSandbox(
+        scratch, object_format="sha1", limits=limits,
+        deadline=time.monotonic() + limits.timeout_seconds,
+    )
+    store = locate_repository(repository, sandbox.read_config)
+    width = _WIDTHS[store.object_format]
+    if any(len(object_id) != width or not _OBJECT_ID.fullmatch(object_id) for object_id in object_ids):
         raise GitTreeRefused(
             "object_format_mismatch",
-            f"the declared object ids do not use the repository's {object_format} format",
+            f"the declared object ids are not {store.object_format} ids like the repository's",
         )
-    info = git.objects / "info"
-    if (info / "alternates").exists() or (info / "http-alternates").exists():
-        raise GitTreeRefused(
-            "repository_alternates",
-            "the repository borrows objects through alternates; use a self-contained clone",
-        )
-    if (git.common_dir / "info" / "grafts").exists():
-        raise GitTreeRefused("repository_grafts", "the repository rewrites history with grafts")
-    replaced = git.text("for-each-ref", "--format=%(refname)", "refs/replace/")
-    if replaced:
-        raise GitTreeRefused(
-            "repository_replace_refs", "the repository substitutes objects through replace refs"
-        )
-    return git
+    sandbox.set_object_format(store.object_format)
+    return sandbox, store
 
 
-def _commit_tree(git: _Git, base_commit: str) -> str:
-    if git.text("cat-file", "-t", base_commit) != "commit":
-        raise GitTreeRefused("base_commit_absent", "the base commit is not in the repository")
-    body = git.run("cat-file", "commit", base_commit).stdout
-    first = body.split(b"\n", 1)[0].decode("ascii", "replace")
-    return first.removeprefix("tree ")
-
-
-def verify_base_commit(
-    repository: Path | str, *, base_commit: str, base_tree: str, timeout: float = 120.0
+def _check_commit(
+    sandbox: GitSandbox, store: RepositoryObjects, base_commit: str, base_tree: str
 ) -> None:
-    """Refuse unless ``base_commit`` is a commit of ``repository`` whose tree is ``base_tree``."""
-    git = _open_repository(repository, timeout, base_commit, base_tree)
-    if _commit_tree(git, base_commit) != base_tree:
+    """Refuse unless ``base_commit`` is a commit whose bytes hash to it and name ``base_tree``."""
+    found = sandbox.run("cat-file", "--batch", stdin=base_commit.encode() + b"\n", borrow=store.objects)
+    header, _, rest = found.stdout.partition(b"\n")
+    fields = header.split(b" ")
+    if not found.ok or len(fields) != 3 or fields[1] != b"commit" or not fields[2].isdigit():
+        raise GitTreeRefused("base_commit_absent", "the base commit is not in the repository")
+    size = int(fields[2])
+    body = rest[:size]
+    digest = hashlib.new(store.object_format, b"commit %d\0" % size + body).hexdigest()
+    if len(body) != size or digest != base_commit:
+        raise GitTreeRefused(
+            "repository_object_corrupt", "the base commit's bytes do not hash to its id"
+        )
+    if body.split(b"\n", 1)[0] != b"tree " + base_tree.encode():
         raise GitTreeRefused(
             "base_tree_mismatch", "the base commit does not resolve to the declared base tree"
         )
+
+
+def _copy_base(
+    sandbox: GitSandbox, store: RepositoryObjects, base_tree: str, names: set[bytes]
+) -> None:
+    """Copy every tree of ``base_tree`` and the blobs at ``names`` into the private store."""
+    listing = sandbox.run("ls-tree", "-r", "-t", "-z", base_tree, borrow=store.objects)
+    if not listing.ok:
+        raise GitTreeRefused("base_tree_absent", "the base tree cannot be read")
+    wanted = [] if base_tree in _EMPTY_TREES else [base_tree.encode()]
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) != 3:
+            continue
+        if fields[1] == b"tree" or (fields[1] == b"blob" and path in names):
+            wanted.append(fields[2])
+    if not wanted:
+        return
+    pack = sandbox.objects / "pack" / "pack-incoming.pack"
+    with pack.open("wb") as output:
+        packed = sandbox.run(
+            "pack-objects", "--stdout", "-q", "--window=0",
+            stdin=b"\n".join(wanted) + b"\n", borrow=store.objects, stdout_file=output,
+        )
+    if not packed.ok:
+        raise GitTreeRefused(
+            "repository_objects_unreadable", "git cannot read the base tree's objects"
+        )
+    if not sandbox.run("index-pack", str(pack)).ok:
+        raise GitTreeRefused(
+            "repository_objects_unreadable", "the base tree's objects do not hash to their ids"
+        )
+
+
+def _check_changes(raw: bytes) -> tuple[set[bytes], set[bytes]]:
+    """Refuse symlinks, gitlinks and unsafe paths among the entries the patch added or
+    changed; the paths it added and the paths whose blob it wrote."""
+    fields = raw.split(b"\0")
+    added: set[bytes] = set()
+    written: set[bytes] = set()
+    index = 0
+    while index + 1 < len(fields) and fields[index].startswith(b":"):
+        meta = fields[index][1:].split(b" ")
+        path = fields[index + 1]
+        index += 2
+        new_mode, status = meta[1], meta[4]
+        if status == b"D":
+            continue
+        if new_mode == _SYMLINK:
+            raise GitTreeRefused("patch_creates_symlink", "the patch creates a symbolic link")
+        if new_mode == _GITLINK:
+            raise GitTreeRefused("patch_creates_submodule", "the patch creates a submodule link")
+        if not is_safe_tree_path(path):
+            raise GitTreeRefused("patch_path_unsafe", "the patch writes a path outside the tree")
+        if status == b"A":
+            added.add(path)
+        written.add(path)
+    return added, written
+
+
+def _check_result(sandbox: GitSandbox, base_tree: str, tree: str, limits: GitLimits) -> None:
+    """Refuse what the patch added or changed in ``tree``: see the module docstring."""
+    changes = sandbox.run(
+        "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", base_tree, tree
+    )
+    if not changes.ok:
+        raise GitTreeRefused("write_tree_failed", "git could not compare the resulting tree")
+    added, written = _check_changes(changes.stdout)
+    if not written:
+        return
+    listing = sandbox.run("ls-tree", "-r", "-t", "-z", "-l", tree)
+    if not listing.ok:
+        raise GitTreeRefused("write_tree_failed", "git could not list the resulting tree")
+    refuse_collisions = bool(added) and limits.case_collisions == "refuse"
+    added_keys = {collision_key(path): path for path in added} if refuse_collisions else {}
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        if path in written:
+            size = meta.split()[-1]
+            if not size.isdigit() or int(size) > limits.max_blob_bytes:
+                raise GitTreeRefused(
+                    "patch_blob_too_large",
+                    f"the patch writes a blob larger than {limits.max_blob_bytes} bytes",
+                )
+        if added_keys and path:
+            other = added_keys.get(collision_key(path))
+            if other is not None and other != path:
+                raise GitTreeRefused(
+                    "patch_path_case_collision",
+                    "the patch adds a path that differs from another path of the tree only "
+                    "in case or Unicode normalization",
+                )
+
+
+def _check_patch(patch: bytes, limits: GitLimits) -> set[bytes]:
+    """The patch's file names once its size, binary hunks and header paths pass."""
+    binary_gate(patch, limits)
+    names = patch_names(patch).names
+    if not all(is_safe_tree_path(name) for name in names):
+        raise GitTreeRefused("patch_path_unsafe", "the patch names a path outside the tree")
+    return set(names)
+
+
+def verify_base_commit(
+    repository: Path | str,
+    *,
+    base_commit: str,
+    base_tree: str,
+    limits: GitLimits | None = None,
+) -> None:
+    """Refuse unless ``base_commit`` is a commit of ``repository`` whose tree is ``base_tree``."""
+    limits = limits or DEFAULT_GIT_LIMITS
+    with tempfile.TemporaryDirectory(prefix="agent-interface-tree-") as scratch:
+        sandbox, store = _open(repository, Path(scratch), limits, base_commit, base_tree)
+        _check_commit(sandbox, store, base_commit, base_tree)
 
 
 def materialize_git_patch(
@@ -183,119 +212,29 @@ def materialize_git_patch(
     base_commit: str,
     base_tree: str,
     patch: bytes,
-    timeout: float = 120.0,
+    limits: GitLimits | None = None,
 ) -> str:
     """The tree id Git produces by applying ``patch`` to ``base_tree``, or a refusal.
 
-    ``base_commit`` must be a commit of ``repository`` whose tree is ``base_tree``.
+    ``base_commit`` must be a commit of ``repository`` whose tree is ``base_tree``;
+    ``limits`` defaults to :data:`~agent_interface.candidate.git_limits.DEFAULT_GIT_LIMITS`.
     """
-    git = _open_repository(repository, timeout, base_commit, base_tree)
-    if _commit_tree(git, base_commit) != base_tree:
-        raise GitTreeRefused(
-            "base_tree_mismatch", "the base commit does not resolve to the declared base tree"
-        )
-    _check_patch_paths(patch)
+    limits = limits or DEFAULT_GIT_LIMITS
+    names = _check_patch(patch, limits)
     with tempfile.TemporaryDirectory(prefix="agent-interface-tree-") as scratch:
-        objects = Path(scratch) / "objects"
-        (objects / "info").mkdir(parents=True)
-        (objects / "pack").mkdir()
-        env = {
-            "GIT_INDEX_FILE": str(Path(scratch) / "index"),
-            "GIT_OBJECT_DIRECTORY": str(objects),
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(git.objects),
-        }
-        work = Path(scratch)
-        if git.run("read-tree", base_tree, extra_env=env, cwd=work).returncode != 0:
+        sandbox, store = _open(repository, Path(scratch), limits, base_commit, base_tree)
+        _check_commit(sandbox, store, base_commit, base_tree)
+        _copy_base(sandbox, store, base_tree, names)
+        if not sandbox.run("read-tree", base_tree).ok:
             raise GitTreeRefused("base_tree_absent", "the base tree cannot be read")
-        applied = git.run(
-            "apply", "--cached", "--binary", "--whitespace=nowarn", "-",
-            stdin=patch, extra_env=env, cwd=work,
-        )
-        if applied.returncode != 0:
+        applied = sandbox.run("apply", "--cached", "--whitespace=nowarn", "-", stdin=patch)
+        if not applied.ok:
             raise GitTreeRefused(
                 "patch_does_not_apply", "the patch does not apply cleanly to the base tree"
             )
-        written = git.run("write-tree", extra_env=env, cwd=work)
-        if written.returncode != 0:
+        written = sandbox.run("write-tree", "--missing-ok")
+        tree = written.stdout.decode("ascii", "replace").strip()
+        if not written.ok or not _OBJECT_ID.fullmatch(tree):
             raise GitTreeRefused("write_tree_failed", "git could not write the resulting tree")
-        tree = written.stdout.decode("ascii").strip()
-        changes = git.run(
-            "diff-tree", "-r", "-z", "--no-renames", base_tree, tree, extra_env=env, cwd=work
-        )
-        if changes.returncode != 0:
-            raise GitTreeRefused("write_tree_failed", "git could not compare the resulting tree")
-        _check_changes(changes.stdout)
+        _check_result(sandbox, base_tree, tree, limits)
     return tree
-
-
-def _check_changes(raw: bytes) -> None:
-    """Refuse symlinks, gitlinks and unsafe paths among the entries the patch added or changed."""
-    fields = raw.split(b"\0")
-    index = 0
-    while index + 1 < len(fields) and fields[index].startswith(b":"):
-        meta = fields[index][1:].decode("ascii").split(" ")
-        path = fields[index + 1].decode("utf-8", "surrogateescape")
-        index += 2
-        new_mode, status = meta[1], meta[4]
-        if status == "D":
-            continue
-        if new_mode == _SYMLINK:
-            raise GitTreeRefused("patch_creates_symlink", "the patch creates a symbolic link")
-        if new_mode == _GITLINK:
-            raise GitTreeRefused("patch_creates_submodule", "the patch creates a submodule link")
-        if not _safe_tree_path(path):
-            raise GitTreeRefused("patch_path_unsafe", "the patch writes a path outside the tree")
-
-
-def _safe_tree_path(path: str) -> bool:
-    if not path or path.startswith("/") or "\\" in path:
-        return False
-    return all(
-        part not in ("", ".", "..") and part.casefold() != ".git" for part in path.split("/")
-    )
-
-
-_PATH_HEADERS = (b"rename from ", b"rename to ", b"copy from ", b"copy to ")
-
-
-def _check_patch_paths(patch: bytes) -> None:
-    """Refuse header paths that leave the tree before Git sees the patch."""
-    for line in patch.split(b"\n"):
-        raw: bytes | None = None
-        if line.startswith((b"--- ", b"+++ ")):
-            raw = line[4:].split(b"\t", 1)[0]
-            if raw == b"/dev/null":
-                continue
-            raw = _unquote(raw)
-            raw = raw[2:] if raw[:2] in (b"a/", b"b/") else raw
-        else:
-            for header in _PATH_HEADERS:
-                if line.startswith(header):
-                    raw = _unquote(line[len(header) :])
-        if raw is not None and not _safe_tree_path(raw.decode("utf-8", "surrogateescape")):
-            raise GitTreeRefused("patch_path_unsafe", "the patch names a path outside the tree")
-
-
-_ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
-            b"f": b"\f", b"r": b"\r", b"v": b"\v"}
-
-
-def _unquote(raw: bytes) -> bytes:
-    """Undo Git's C-style quoting of a path (``"a\\303\\251"``)."""
-    if not (len(raw) >= 2 and raw.startswith(b'"') and raw.endswith(b'"')):
-        return raw
-    body, out, index = raw[1:-1], bytearray(), 0
-    while index < len(body):
-        char = body[index : index + 1]
-        if char != b"\\":
-            out += char
-            index += 1
-            continue
-        following = body[index + 1 : index + 2]
-        if following.isdigit():
-            out.append(int(body[index + 1 : index + 4], 8) & 0xFF)
-            index += 4
-        else:
-            out += _ESCAPES.get(following, following)
-            index += 2
-    return bytes(out)

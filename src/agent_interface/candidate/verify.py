@@ -17,6 +17,9 @@ then checks, in this order, stopping at the first failure:
 7. ``entrypoint``: a launched entrypoint is a file of the pinned workspace manifest.
 
 Nothing from the bundle is executed and nothing is written outside a temporary directory.
+Every failure is a :class:`CandidateVerificationRefused` (a ``ContractError``), except
+:class:`RepositoryUnavailable` for a ``repository`` that is not a repository root.
+What is refused and every limit are listed in ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -30,12 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
-from agent_interface.candidate.git_tree import (
-    GitTreeRefused,
-    RepositoryUnavailable,
-    materialize_git_patch,
-    verify_base_commit,
-)
+from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.candidate.git_limits import GitLimits
+from agent_interface.candidate.git_tree import materialize_git_patch, verify_base_commit
 from agent_interface.candidate.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
 from agent_interface.candidate.verification_result import (
     VERIFICATION_CHECKS,
@@ -59,11 +59,11 @@ _GIT_POINTERS = {
     "base_commit_absent": "/code/baseCommit",
     "base_tree_mismatch": "/code/baseTree",
     "base_tree_absent": "/code/baseTree",
-    "repository_alternates": "/code/repository",
-    "repository_grafts": "/code/repository",
-    "repository_replace_refs": "/code/repository",
     "git_timeout": "/code",
+    "git_output_too_large": "/code",
 }
+"""Where a Git refusal points; ``repository_*`` codes point at ``/code/repository`` and
+every other (patch) code at the patch artifact."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +88,15 @@ def verify_candidate_bundle(
     repository: Path | str | None,
     resolver: ArtifactResolver | None = None,
     progress: ProgressCallback | None = None,
+    git_limits: GitLimits | None = None,
 ) -> CandidateVerification:
     """Verify a candidate bundle; raise :class:`CandidateVerificationRefused` on the first failure.
 
-    ``repository`` is a local Git repository holding the base commit (required for
-    git-patch code; :class:`RepositoryUnavailable` when it cannot be read). ``resolver``
-    fetches external artifacts; the default is the SSRF-safe HTTP resolver.
+    ``repository`` is the root of a local Git repository holding the base commit
+    (required for git-patch code; :class:`RepositoryUnavailable` when it is not a
+    repository root). ``resolver`` fetches external artifacts; the default is the
+    SSRF-safe HTTP resolver. ``git_limits`` bounds the code-state check (sizes, time,
+    memory; :data:`~agent_interface.candidate.git_limits.DEFAULT_GIT_LIMITS` when absent).
     """
     schema = _bundle_schema()
     try:
@@ -105,7 +108,7 @@ def verify_candidate_bundle(
     fetched: dict[str, bytes] = {}
     rows = _check_local_artifacts(bundle, fetched, progress)
     rows += _check_external_artifacts(bundle, fetched, resolver, progress)
-    tree, repository_checked = _check_code(bundle["code"], repository)
+    tree, repository_checked = _check_code(bundle["code"], repository, git_limits)
     _check_snapshots(bundle, fetched)
     entrypoint = _check_entrypoint(bundle["execution"])
 
@@ -139,6 +142,11 @@ def _check_digest(bundle: Mapping[str, Any]) -> str:
         computed = canonical_digest(material)
     except CanonicalJsonError as exc:
         raise CandidateVerificationRefused("bundle_digest", exc.issues) from None
+    except ValueError:  # a value RFC 8785 cannot write, reported untyped by the encoder
+        raise CandidateVerificationRefused.at(
+            "bundle_digest", "", "canonical_json_invalid",
+            "the bundle cannot be written as RFC 8785 JSON",
+        ) from None
     if computed != bundle["digest"]:
         raise CandidateVerificationRefused.at(
             "bundle_digest",
@@ -231,7 +239,7 @@ def _check_local_artifacts(
                 "the content is not base64",
             ) from None
         _check_bytes("embedded_artifact", artifact, content)
-        fetched[artifact.pointer] = content
+        _keep_manifest(fetched, artifact, content)
         rows.append(_row(artifact, "embedded", progress))
     for artifact in _resource_refs(bundle):
         if artifact.value["kind"] != "inline":
@@ -284,17 +292,33 @@ def _check_external_artifacts(
             from agent_interface.candidate.http_resolver import HttpArtifactResolver
 
             resolver = HttpArtifactResolver()
+        where = artifact.pointer + ("/locator" if "locator" in artifact.value else "")
         try:
             content = resolver.fetch(request)
         except ResolutionRefused as exc:
-            where = artifact.pointer + ("/locator" if "locator" in artifact.value else "")
             raise CandidateVerificationRefused.at(
                 "external_artifact", where, exc.code, exc.reason
             ) from None
+        except Exception as exc:  # a resolver's bug or an untyped failure is still a refusal
+            raise CandidateVerificationRefused.at(
+                "external_artifact", where, "resolver_failed",
+                f"the resolver failed ({type(exc).__name__})",
+            ) from None
+        if not isinstance(content, bytes | bytearray | memoryview):
+            raise CandidateVerificationRefused.at(
+                "external_artifact", where, "resolver_failed", "the resolver returned no bytes"
+            )
+        content = bytes(content)
         _check_bytes("external_artifact", artifact, content)
-        fetched[artifact.pointer] = content
+        _keep_manifest(fetched, artifact, content)
         rows.append(_row(artifact, request.kind, progress))
     return rows
+
+
+def _keep_manifest(fetched: dict[str, bytes], artifact: _Artifact, content: bytes) -> None:
+    """Keep the bytes a later check reads (snapshot manifests); let the rest go."""
+    if artifact.path[-1] == "manifest":
+        fetched[artifact.pointer] = content
 
 
 def _row(artifact: _Artifact, source: Any, progress: ProgressCallback | None) -> CandidateArtifactRow:
@@ -312,7 +336,9 @@ def _row(artifact: _Artifact, source: Any, progress: ProgressCallback | None) ->
 # -- code state, snapshots, entrypoint ---------------------------------------------------
 
 
-def _check_code(code: Mapping[str, Any], repository: Path | str | None) -> tuple[str | None, bool]:
+def _check_code(
+    code: Mapping[str, Any], repository: Path | str | None, limits: GitLimits | None
+) -> tuple[str | None, bool]:
     """The materialized tree and whether a repository confirmed it."""
     kind = code["kind"]
     if kind == "disabled":
@@ -322,7 +348,8 @@ def _check_code(code: Mapping[str, Any], repository: Path | str | None) -> tuple
             if repository is None:
                 return code["baseTree"], False
             verify_base_commit(
-                repository, base_commit=code["baseCommit"], base_tree=code["baseTree"]
+                repository, base_commit=code["baseCommit"], base_tree=code["baseTree"],
+                limits=limits,
             )
             return code["baseTree"], True
         if repository is None:
@@ -335,9 +362,11 @@ def _check_code(code: Mapping[str, Any], repository: Path | str | None) -> tuple
             base_commit=code["baseCommit"],
             base_tree=code["baseTree"],
             patch=patch,
+            limits=limits,
         )
     except GitTreeRefused as exc:
-        pointer = _GIT_POINTERS.get(exc.code, "/code/patch/artifact")
+        default = "/code/repository" if exc.code.startswith("repository_") else "/code/patch/artifact"
+        pointer = _GIT_POINTERS.get(exc.code, default)
         raise CandidateVerificationRefused.at("code_state", pointer, exc.code, exc.reason) from None
     if tree != code["candidateTree"]:
         raise CandidateVerificationRefused.at(
@@ -353,7 +382,13 @@ def _check_snapshots(bundle: Mapping[str, Any], fetched: Mapping[str, bytes]) ->
     for snapshot in _snapshots(bundle):
         evidence = snapshot.value
         manifest_pointer = json_pointer((*snapshot.path, "manifest"))
-        expected = canonical_bytes(evidence["material"])
+        try:
+            expected = canonical_bytes(evidence["material"])
+        except ValueError:
+            raise CandidateVerificationRefused.at(
+                "workspace_snapshot", json_pointer((*snapshot.path, "material")),
+                "canonical_json_invalid", "the manifest material cannot be written as RFC 8785 JSON",
+            ) from None
         if fetched.get(manifest_pointer) != expected:
             raise CandidateVerificationRefused.at(
                 "workspace_snapshot",
