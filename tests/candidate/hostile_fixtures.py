@@ -4,6 +4,7 @@ commands, Git binary hunks written by hand, and a watchdog for hangs."""
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
 import shlex
@@ -59,14 +60,27 @@ def literal_hunk(declared: int, deflated: bytes) -> bytes:
     return b"literal %d\n" % declared + b85_lines(deflated) + b"\n"
 
 
+@functools.lru_cache(maxsize=4)
 def zero_bomb(size: int) -> bytes:
-    """``size`` zero bytes, deflated (about a thousandth of ``size``)."""
-    compressor = zlib.compressobj(9)
+    """``size`` zero bytes as one zlib stream (about a thousandth of ``size``).
+
+    After a full flush deflate starts afresh, so every MiB of zeros compresses to the
+    same bytes: the stream is built from one compressed MiB repeated, with the right
+    Adler-32 at the end.
+    """
+    whole, rest = divmod(size, 1 << 20)
+    if whole == 0:
+        return zlib.compress(b"\0" * size, 9)
     block = b"\0" * (1 << 20)
-    parts = [compressor.compress(block) for _ in range(size >> 20)]
-    parts.append(compressor.compress(b"\0" * (size & ((1 << 20) - 1))))
-    parts.append(compressor.flush())
-    return b"".join(parts)
+    compressor = zlib.compressobj(9)
+    head = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    body = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+    tail = compressor.compress(b"\0" * rest) + compressor.flush()
+    checksum = 1
+    for _ in range(whole):
+        checksum = zlib.adler32(block, checksum)
+    checksum = zlib.adler32(b"\0" * rest, checksum)
+    return head + body * (whole - 1) + tail[:-4] + checksum.to_bytes(4, "big")
 
 
 def new_binary_file_patch(path: str, hunk: bytes, new_id: str = "1" * 40) -> bytes:

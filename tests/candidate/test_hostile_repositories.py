@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -391,3 +392,36 @@ def test_scratch_directories_are_removed_after_a_refusal(
         )
     _materialize(repo.path, repo)
     assert list(scratch.iterdir()) == []
+
+
+_FORK_PROBE = """
+import sys, tempfile, time
+from pathlib import Path
+from agent_interface.candidate.git_limits import GitLimits
+from agent_interface.candidate.git_sandbox import GitSandbox
+sandbox = GitSandbox(Path(tempfile.mkdtemp()), object_format="sha1", limits=GitLimits(),
+                     deadline=time.monotonic() + 60)
+result = sandbox.run("-c", "alias.probe=!echo started", "probe")
+sys.stdout.write(repr((result.returncode, result.stdout, result.stderr)))
+"""
+
+
+def test_git_cannot_start_another_program(tmp_path: Path) -> None:
+    """Outside root, RLIMIT_NPROC=0 leaves git unable to fork: even a configured alias
+    (here given on the command line, where the sandbox's own settings live) cannot run."""
+    source = Path(__file__).resolve().parents[2] / "src"
+    command = [sys.executable, "-c", _FORK_PROBE]
+    env = {"PYTHONPATH": str(source), "HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+           "PATH": os.environ.get("PATH", os.defpath)}
+    if os.getuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: RLIMIT_NPROC does not bind root")
+        tmp_path.chmod(0o777)
+        command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+    probe = subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+    if b"ModuleNotFoundError" in probe.stderr or b"Permission denied" in probe.stderr:
+        pytest.skip("the package is not readable by the unprivileged user")
+    returncode, stdout, stderr = eval(probe.stdout)  # our own repr, printed above
+    assert returncode != 0 and stdout == b""
+    assert b"cannot fork" in stderr

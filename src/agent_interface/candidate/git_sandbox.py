@@ -73,6 +73,9 @@ GIT_SETTINGS: Final[tuple[str, ...]] = (
 """The ``-c`` settings given to every ``git`` process, ahead of its own configuration."""
 
 _STDERR_LIMIT: Final = 64 * 1024
+# What git prints (LC_ALL=C) when an allocation, mapping or write hits its rlimit; a
+# child killed by a signal (SIGXCPU, SIGXFSZ, SIGKILL) also counts.
+_RESOURCE_SIGNS: Final = (b"Out of memory", b"Cannot allocate memory", b"File too large")
 _CHUNK: Final = 1 << 16
 
 
@@ -205,6 +208,11 @@ class GitSandbox:
             for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None and not stream.closed:
                     stream.close()
+        if process.returncode < 0 or any(sign in stderr for sign in _RESOURCE_SIGNS):
+            raise GitTreeRefused(
+                "git_resource_limit",
+                "git stopped at its memory, CPU time or file size limit",
+            )
         return GitResult(process.returncode, stdout, stderr)
 
     def _communicate(self, process: subprocess.Popen[bytes], stdin: bytes) -> tuple[bytes, bytes]:

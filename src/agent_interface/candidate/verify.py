@@ -61,6 +61,7 @@ _GIT_POINTERS = {
     "base_tree_absent": "/code/baseTree",
     "git_timeout": "/code",
     "git_output_too_large": "/code",
+    "git_resource_limit": "/code",
 }
 """Where a Git refusal points; ``repository_*`` codes point at ``/code/repository`` and
 every other (patch) code at the patch artifact."""
