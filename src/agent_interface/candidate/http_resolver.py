@@ -4,16 +4,23 @@ Every hop, the first request and each redirect, is parsed as a WHATWG URL (``ada
 its host classified by :mod:`agent_interface.candidate.address_policy`, and, for a DNS
 name, every address the lookup returns is checked; one refused address refuses the hop.
 The connection then goes to the checked address itself (no second lookup, no proxy),
-with the original name kept for ``Host`` and TLS verification. Body size and total time
-are capped. Refusals name the reason, never the URL.
+with the original name kept for ``Host`` and TLS verification.
+
+One deadline (``timeout_seconds``) covers the whole fetch: every DNS lookup (run on a
+helper thread and abandoned at the deadline), connect, TLS handshake, request and every
+read of every redirect hop. The body is capped by the declared ``byteLength`` and by
+``max_body_bytes`` whichever is smaller, and the response is read with strict framing
+(:mod:`agent_interface.candidate.http_wire`). Every failure is a
+:class:`~agent_interface.candidate.resolver.ResolutionRefused`; refusals name the reason,
+never the URL.
 """
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +34,12 @@ from agent_interface.candidate.address_policy import (
     classify_address,
     classify_hostname,
 )
-from agent_interface.candidate.resolver import ArtifactRequest, ResolutionRefused
+from agent_interface.candidate.http_wire import HttpLimits, HttpResponseHead, ResponseReader
+from agent_interface.candidate.resolver import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    ArtifactRequest,
+    ResolutionRefused,
+)
 
 __all__ = [
     "HostResolver",
@@ -44,7 +56,6 @@ AddressPolicy = Callable[[IpAddress], AddressClass | None]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS = {"http:": 80, "https:": 443}
-_CHUNK = 64 * 1024
 _ADDRESS_MESSAGES: dict[str, str] = {
     "unspecified": "the host is an unspecified address",
     "cloud_metadata": "the host is a cloud metadata endpoint",
@@ -68,26 +79,15 @@ def _refuse_class(refused: AddressClass) -> ResolutionRefused:
     return ResolutionRefused(refused, _ADDRESS_MESSAGES[refused])
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self._address = address
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+def _timeout() -> ResolutionRefused:
+    return ResolutionRefused("timeout", "the fetch exceeded its time limit")
 
 
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(
-        self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext
-    ) -> None:
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._address = address
-        self._tls = context
-
-    def connect(self) -> None:
-        raw = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timeout()
+    return left
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,28 +98,87 @@ class _Hop:
     target: str  # path and query
     address: str  # the checked address the connection is pinned to
 
+    @property
+    def host_header(self) -> str:
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        return name if self.port == _DEFAULT_PORTS[self.scheme] else f"{name}:{self.port}"
+
+
+def _lookup(resolve: HostResolver, host: str, port: int, deadline: float) -> list[str]:
+    """``resolve(host, port)`` on a daemon thread, abandoned when the deadline passes."""
+    outcome: list[object] = []
+
+    def work() -> None:
+        try:
+            outcome.append(list(resolve(host, port)))
+        except BaseException as exc:  # handed back to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name="agent-interface-dns", daemon=True)
+    worker.start()
+    worker.join(_remaining(deadline))
+    if not outcome:
+        raise _timeout()
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        if isinstance(result, OSError | UnicodeError | ValueError):
+            raise ResolutionRefused("dns_failure", "the host name did not resolve")
+        raise result
+    assert isinstance(result, list)
+    return [str(answer) for answer in result]
+
 
 @dataclass
 class SafeHttpFetcher:
     """GET a URL under the address policy, following at most ``max_redirects`` redirects.
 
-    ``resolve_host`` and ``address_policy`` are injectable for tests; production code
-    keeps the defaults.
+    ``timeout_seconds`` bounds the whole fetch (DNS, connect, TLS, headers and body of
+    every hop); ``max_body_bytes`` caps any body whatever size the caller allows;
+    ``max_header_bytes`` and ``max_headers`` bound each response head. ``resolve_host``
+    and ``address_policy`` are injectable for tests; production code keeps the defaults.
     """
 
     resolve_host: HostResolver = system_host_resolver
     address_policy: AddressPolicy = classify_address
     timeout_seconds: float = 30.0
     max_redirects: int = 5
+    max_body_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
+    max_header_bytes: int = 64 * 1024
+    max_headers: int = 100
     user_agent: str = "tangle-agent-interface-verifier"
     tls_context: ssl.SSLContext = field(default_factory=ssl.create_default_context)
 
     def fetch(self, url: str, *, max_bytes: int) -> bytes:
-        """The body of a ``200`` answer, at most ``max_bytes`` long."""
+        """The body of a ``200`` answer, at most ``max_bytes`` (and ``max_body_bytes``) long.
+
+        Every failure, whatever its cause, is a :class:`ResolutionRefused`.
+        """
+        try:
+            return self._fetch(url, max_bytes)
+        except ResolutionRefused:
+            raise
+        except TimeoutError:
+            raise _timeout() from None
+        except (OSError, ssl.SSLError) as exc:
+            raise ResolutionRefused(
+                "connection_failed", f"the fetch failed ({type(exc).__name__})"
+            ) from None
+        except Exception as exc:  # never let an untyped error out of a fetch
+            raise ResolutionRefused(
+                "fetch_failed", f"the fetch failed ({type(exc).__name__})"
+            ) from None
+
+    def _fetch(self, url: str, max_bytes: int) -> bytes:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+            raise ResolutionRefused("too_large", "the requested size is not a byte count")
+        if max_bytes > self.max_body_bytes:
+            raise ResolutionRefused(
+                "too_large", f"the declared size exceeds the {self.max_body_bytes}-byte limit"
+            )
         deadline = time.monotonic() + self.timeout_seconds
         current = url
         for _ in range(self.max_redirects + 1):
-            hop = self.check_url(current)
+            hop = self._check(current, deadline)
             status, location, body = self._request(hop, deadline, max_bytes)
             if status == 200:
                 return body
@@ -135,9 +194,12 @@ class SafeHttpFetcher:
 
     def check_url(self, url: str) -> _Hop:
         """Parse one hop and choose its checked address, or refuse it."""
+        return self._check(url, time.monotonic() + self.timeout_seconds)
+
+    def _check(self, url: str, deadline: float) -> _Hop:
         try:
             parsed = ada_url.URL(url)
-        except ValueError:
+        except (ValueError, TypeError):
             raise ResolutionRefused("invalid_url", "the URL is not a valid WHATWG URL") from None
         scheme = parsed.protocol
         if scheme not in _DEFAULT_PORTS:
@@ -145,7 +207,7 @@ class SafeHttpFetcher:
         port = int(parsed.port) if parsed.port else _DEFAULT_PORTS[scheme]
         host = parsed.hostname
         if parsed.host_type == ada_url.HostType.DEFAULT:
-            address = self._resolve_name(host, port)
+            address = self._resolve_name(host, port, deadline)
         else:
             literal = ipaddress.ip_address(host.strip("[]"))
             refused = self.address_policy(literal)
@@ -155,16 +217,16 @@ class SafeHttpFetcher:
             host = host.strip("[]")
         if parsed.username or parsed.password:
             raise ResolutionRefused("url_userinfo", "URLs with credentials are not fetched")
-        return _Hop(scheme, host, port, (parsed.pathname or "/") + parsed.search, address)
+        target = (parsed.pathname or "/") + parsed.search
+        if any(ord(char) <= 0x20 or ord(char) >= 0x7F for char in target):
+            raise ResolutionRefused("invalid_url", "the request target is not plain ASCII")
+        return _Hop(scheme, host, port, target, address)
 
-    def _resolve_name(self, host: str, port: int) -> str:
+    def _resolve_name(self, host: str, port: int, deadline: float) -> str:
         refused_name = classify_hostname(host)
         if refused_name is not None:
             raise _refuse_class(refused_name)
-        try:
-            answers = list(self.resolve_host(host, port))
-        except OSError:
-            raise ResolutionRefused("dns_failure", "the host name did not resolve") from None
+        answers = _lookup(self.resolve_host, host, port, deadline)
         if not answers:
             raise ResolutionRefused("dns_no_address", "the host name has no address")
         checked: list[IpAddress] = []
@@ -179,67 +241,47 @@ class SafeHttpFetcher:
             checked.append(address)
         return str(checked[0])
 
-    def _request(self, hop: _Hop, deadline: float, max_bytes: int) -> tuple[int, str | None, bytes]:
-        connection: http.client.HTTPConnection
-        timeout = _remaining(deadline)
-        if hop.scheme == "https:":
-            connection = _PinnedHTTPSConnection(
-                hop.host, hop.port, hop.address, timeout, self.tls_context
-            )
-        else:
-            connection = _PinnedHTTPConnection(hop.host, hop.port, hop.address, timeout)
+    def _connect(self, hop: _Hop, deadline: float) -> socket.socket:
+        raw = socket.create_connection((hop.address, hop.port), _remaining(deadline))
+        if hop.scheme != "https:":
+            return raw
         try:
-            connection.request(
-                "GET",
-                hop.target,
-                headers={
-                    "User-Agent": self.user_agent,
-                    "Accept-Encoding": "identity",
-                    "Connection": "close",
-                },
+            tls = self.tls_context.wrap_socket(
+                raw, server_hostname=hop.host, do_handshake_on_connect=False
             )
-            response = connection.getresponse()
-            if response.status != 200:
-                return response.status, response.getheader("Location"), b""
-            declared = response.getheader("Content-Length")
-            if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                raise ResolutionRefused("too_large", "the response is larger than declared")
-            return 200, None, _read_capped(response, connection, deadline, max_bytes)
-        except TimeoutError:
-            raise ResolutionRefused("timeout", "the fetch exceeded its time limit") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise ResolutionRefused(
-                "connection_failed", f"the fetch failed ({type(exc).__name__})"
-            ) from None
+            tls.settimeout(_remaining(deadline))
+            tls.do_handshake()
+        except BaseException:
+            raw.close()
+            raise
+        return tls
+
+    def _request(self, hop: _Hop, deadline: float, max_bytes: int) -> tuple[int, str | None, bytes]:
+        sock = self._connect(hop, deadline)
+        try:
+            request = (
+                f"GET {hop.target} HTTP/1.1\r\nHost: {hop.host_header}\r\n"
+                f"User-Agent: {self.user_agent}\r\nAccept-Encoding: identity\r\n"
+                "Connection: close\r\n\r\n"
+            ).encode("ascii")
+            sock.settimeout(_remaining(deadline))
+            sock.sendall(request)
+            reader = ResponseReader(
+                sock, deadline, HttpLimits(self.max_header_bytes, self.max_headers)
+            )
+            head = reader.head()
+            if head.status != 200:
+                return head.status, _location(head), b""
+            return 200, None, reader.body(head, max_bytes)
         finally:
-            connection.close()
+            sock.close()
 
 
-def _remaining(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise ResolutionRefused("timeout", "the fetch exceeded its time limit")
-    return left
-
-
-def _read_capped(
-    response: http.client.HTTPResponse,
-    connection: http.client.HTTPConnection,
-    deadline: float,
-    max_bytes: int,
-) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        if connection.sock is not None:
-            connection.sock.settimeout(_remaining(deadline))
-        chunk = response.read(min(_CHUNK, max_bytes + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        total += len(chunk)
-        if total > max_bytes:
-            raise ResolutionRefused("too_large", "the response is larger than declared")
-        chunks.append(chunk)
+def _location(head: HttpResponseHead) -> str | None:
+    locations = head.values("location")
+    if len(locations) > 1:
+        raise ResolutionRefused("http_malformed", "a redirect carried more than one Location")
+    return locations[0] if locations else None
 
 
 def artifact_url(
@@ -269,7 +311,10 @@ def artifact_url(
 
 @dataclass
 class HttpArtifactResolver:
-    """An :class:`~agent_interface.candidate.resolver.ArtifactResolver` over HTTP(S)."""
+    """An :class:`~agent_interface.candidate.resolver.ArtifactResolver` over HTTP(S).
+
+    Every failure, a malformed request included, is a :class:`ResolutionRefused`.
+    """
 
     fetcher: SafeHttpFetcher = field(default_factory=SafeHttpFetcher)
     ipfs_gateway: str = "https://ipfs.io"
@@ -277,10 +322,15 @@ class HttpArtifactResolver:
     s3_endpoint: str | None = None
 
     def fetch(self, request: ArtifactRequest) -> bytes:
-        url = artifact_url(
-            request,
-            ipfs_gateway=self.ipfs_gateway,
-            github_raw=self.github_raw,
-            s3_endpoint=self.s3_endpoint,
-        )
+        try:
+            url = artifact_url(
+                request,
+                ipfs_gateway=self.ipfs_gateway,
+                github_raw=self.github_raw,
+                s3_endpoint=self.s3_endpoint,
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ResolutionRefused(
+                "invalid_locator", "the artifact locator lacks a field its source needs"
+            ) from None
         return self.fetcher.fetch(url, max_bytes=request.byte_length)

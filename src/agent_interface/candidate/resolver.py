@@ -10,15 +10,18 @@ be trusted, only bounded. :class:`InMemoryArtifactResolver` and
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from agent_interface.core.errors import ContractError, ContractIssue
 
 __all__ = [
+    "DEFAULT_MAX_ARTIFACT_BYTES",
     "ArtifactRequest",
     "ArtifactResolver",
     "DirectoryArtifactResolver",
@@ -27,6 +30,10 @@ __all__ = [
 ]
 
 ArtifactSourceKind = Literal["s3", "ipfs", "github"]
+
+DEFAULT_MAX_ARTIFACT_BYTES: Final = 256 * 1024 * 1024
+"""The largest artifact a resolver here returns unless configured otherwise (256 MiB),
+whatever ``byteLength`` a bundle declares."""
 _HEX_DIGEST = re.compile(r"[a-f0-9]{64}")
 
 
@@ -88,17 +95,25 @@ class InMemoryArtifactResolver:
 
 @dataclass(frozen=True, slots=True)
 class DirectoryArtifactResolver:
-    """Serves bytes from local files named by the lowercase sha256 hex of their content."""
+    """Serves bytes from local files named by the lowercase sha256 hex of their content.
+
+    Only regular files are read (a FIFO or device is refused without blocking), at most
+    ``byte_length + 1`` bytes and never more than ``max_bytes``.
+    """
 
     directory: Path
+    max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
 
     def fetch(self, request: ArtifactRequest) -> bytes:
         if _HEX_DIGEST.fullmatch(request.digest_hex) is None:
             raise ResolutionRefused("artifact_unavailable", "the artifact digest is not sha256 hex")
+        if request.byte_length > self.max_bytes:
+            raise ResolutionRefused(
+                "too_large", f"the declared size exceeds the {self.max_bytes}-byte limit"
+            )
         path = self.directory / request.digest_hex
         try:
-            with path.open("rb") as handle:
-                return handle.read(request.byte_length + 1)
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             raise ResolutionRefused(
                 "artifact_unavailable", "no file named by this artifact's sha256 in the directory"
@@ -107,3 +122,15 @@ class DirectoryArtifactResolver:
             raise ResolutionRefused(
                 "artifact_unreadable", f"artifact file cannot be read ({exc.strerror})"
             ) from None
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise ResolutionRefused("artifact_unreadable", "the artifact is not a regular file")
+            os.set_blocking(descriptor, True)
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                return handle.read(request.byte_length + 1)
+        except OSError as exc:
+            raise ResolutionRefused(
+                "artifact_unreadable", f"artifact file cannot be read ({exc.strerror})"
+            ) from None
+        finally:
+            os.close(descriptor)
