@@ -109,10 +109,14 @@ def _delta(source_size: int, target_size: int) -> bytes:
 def _delta_patch(target_size: int) -> bytes:
     delta = zlib.compress(_delta(len(BINARY), target_size), 9)
     inflated = len(zlib.decompress(delta))
-    result = BINARY * (target_size // len(BINARY)) + BINARY[: target_size % len(BINARY)]
+    if target_size <= 1 << 20:
+        result = BINARY * (target_size // len(BINARY)) + BINARY[: target_size % len(BINARY)]
+        new_id = blob_id(result)
+    else:  # refused before git reads it: the result id is never checked
+        new_id = "1" * 40
     return (
         f"diff --git a/assets/logo.bin b/assets/logo.bin\n"
-        f"index {blob_id(BINARY)}..{blob_id(result)} 100644\nGIT binary patch\n"
+        f"index {blob_id(BINARY)}..{new_id} 100644\nGIT binary patch\n"
     ).encode() + b"delta %d\n" % inflated + b85_lines(delta) + b"\nliteral 0\nHcmV?d00001\n\n"
 
 
@@ -308,6 +312,7 @@ def test_a_binary_patch_named_only_by_its_diff_line_is_checked(repo: PatchedRepo
         ("src/agent.py", "SRC/agent.py"),
         (unicodedata.normalize("NFC", "café.txt"), unicodedata.normalize("NFD", "café.txt")),
         ("docs", "DOCS"),  # a file beside a directory of the same folded name
+        ("notes", "NOTES/inner.md"),  # a directory beside a file of the same folded name
     ],
 )
 def test_case_collisions_are_refused_unless_allowed(
@@ -320,6 +325,12 @@ def test_case_collisions_are_refused_unless_allowed(
     assert _refused(case, patch) == "patch_path_case_collision"
     allowed = GitLimits(case_collisions="allow")
     assert _apply(case, patch, allowed) == case.candidate_tree
+
+
+def test_directories_that_fold_alike_merge_without_refusal(tmp_path: Path) -> None:
+    base = {"src/agent.py": b"x\n"}
+    case, patch = _case(tmp_path, base, lambda work: write(work, {"SRC/other.py": b"y\n"}))
+    assert _apply(case, patch) == case.candidate_tree
 
 
 def test_collisions_already_in_the_base_tree_do_not_refuse_a_change(tmp_path: Path) -> None:
@@ -335,3 +346,12 @@ def test_gits_written_files_are_capped(repo: PatchedRepository) -> None:
     )
     assert len(_apply(repo, patch)) == 40
     assert _refused(repo, patch, GitLimits(output_file_bytes=256 * 1024)) == "git_resource_limit"
+
+
+def test_identical_directories_at_different_depths(tmp_path: Path) -> None:
+    """One tree object reached by two paths: the blob under the deeper one is still read."""
+    same = {"x/f.txt": b"same\n", "x/g.txt": b"also\n"}
+    base = {f"a/{name}": content for name, content in same.items()}
+    base.update({f"b/c/{name}": content for name, content in same.items()})
+    case, patch = _case(tmp_path, base, lambda work: write(work, {"b/c/x/f.txt": b"changed\n"}))
+    assert _apply(case, patch) == case.candidate_tree

@@ -86,5 +86,7 @@ def is_safe_tree_path(path: bytes) -> bool:
 
 def collision_key(path: bytes) -> str:
     """``path`` as a case-insensitive, normalization-insensitive file system compares it."""
+    if path.isascii():
+        return path.lower().decode("ascii")  # casefold and NFC agree with lower() on ASCII
     text = unicodedata.normalize("NFC", path.decode("utf-8", "surrogateescape"))
     return unicodedata.normalize("NFC", text.casefold())

@@ -27,12 +27,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
 from agent_interface.candidate.git_limits import GitLimits
 
-__all__ = ["GIT_SETTINGS", "GitResult", "GitSandbox"]
+__all__ = ["GIT_SETTINGS", "CatFileBatch", "GitResult", "GitSandbox"]
 
 GIT_SETTINGS: Final[tuple[str, ...]] = (
     # nothing configured may run: no hooks, monitors, transports, helpers or pagers
@@ -117,17 +117,13 @@ class GitSandbox:
         self.git_dir = scratch / "git"
         self.objects = self.git_dir / "objects"
         self.index = scratch / "index"
-        home = scratch / "home"
-        for directory in (
-            self.objects / "info", self.objects / "pack", self.git_dir / "refs" / "heads",
-            self.git_dir / "refs" / "tags", home,
-        ):
+        for directory in (self.objects / "pack", self.git_dir / "refs"):
             directory.mkdir(parents=True, exist_ok=True)
         (self.git_dir / "HEAD").write_text("ref: refs/heads/main\n", encoding="ascii")
         self.set_object_format(object_format)
         self._env = {
             "PATH": os.defpath,
-            "HOME": str(home),
+            "HOME": str(scratch),
             "LC_ALL": "C",
             "LANG": "C",
             "GIT_DIR": str(self.git_dir),
@@ -178,27 +174,9 @@ class GitSandbox:
         stdout_file: IO[bytes] | None = None,
     ) -> GitResult:
         """Run ``git ARGS`` in the sandbox; ``borrow`` lends a repository's object store."""
-        env = dict(self._env)
-        if borrow is not None:
-            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _quote_alternate(borrow)
-        command = [self.executable, "--no-pager", "--no-replace-objects"]
-        for setting in GIT_SETTINGS:
-            command += ["-c", setting]
-        self.remaining()
-        try:
-            process = subprocess.Popen(
-                [*command, *args],
-                stdin=subprocess.PIPE,
-                stdout=stdout_file if stdout_file is not None else subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.root,
-                env=env,
-                close_fds=True,
-                start_new_session=True,
-                preexec_fn=self._limit_child,  # only setrlimit runs in the child
-            )
-        except OSError:
-            raise RepositoryUnavailable("the git executable cannot be started") from None
+        process = self._spawn(
+            args, borrow, stdout_file if stdout_file is not None else subprocess.PIPE
+        )
         try:
             stdout, stderr = self._communicate(process, stdin)
         except BaseException:
@@ -208,11 +186,7 @@ class GitSandbox:
             for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None and not stream.closed:
                     stream.close()
-        if process.returncode < 0 or any(sign in stderr for sign in _RESOURCE_SIGNS):
-            raise GitTreeRefused(
-                "git_resource_limit",
-                "git stopped at its memory, CPU time or file size limit",
-            )
+        _check_resources(process.returncode, stderr)
         return GitResult(process.returncode, stdout, stderr)
 
     def _communicate(self, process: subprocess.Popen[bytes], stdin: bytes) -> tuple[bytes, bytes]:
@@ -263,6 +237,33 @@ class GitSandbox:
             except subprocess.TimeoutExpired:
                 continue
 
+    def _spawn(self, args: tuple[str, ...], borrow: Path | None, stdout: Any) -> subprocess.Popen[bytes]:
+        env = dict(self._env)
+        if borrow is not None:
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _quote_alternate(borrow)
+        command = [self.executable, "--no-pager", "--no-replace-objects"]
+        for setting in GIT_SETTINGS:
+            command += ["-c", setting]
+        self.remaining()
+        try:
+            return subprocess.Popen(
+                [*command, *args],
+                stdin=subprocess.PIPE,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                cwd=self.root,
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+                preexec_fn=self._limit_child,  # only setrlimit runs in the child
+            )
+        except OSError:
+            raise RepositoryUnavailable("the git executable cannot be started") from None
+
+    def batch(self, borrow: Path) -> CatFileBatch:
+        """A ``git cat-file --batch`` session reading ``borrow``'s objects (close it)."""
+        return CatFileBatch(self, self._spawn(("cat-file", "--batch"), borrow, subprocess.PIPE))
+
     def read_config(self, path: Path) -> dict[str, tuple[str, ...]]:
         """``path`` parsed by ``git config --file --no-includes``: lower-cased keys and values."""
         result = self.run("config", "--file", str(path), "--no-includes", "--null", "--list")
@@ -286,3 +287,128 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def _check_resources(returncode: int | None, stderr: bytes) -> None:
+    if (returncode is not None and returncode < 0) or any(
+        sign in stderr for sign in _RESOURCE_SIGNS
+    ):
+        raise GitTreeRefused(
+            "git_resource_limit", "git stopped at its memory, CPU time or file size limit"
+        )
+
+
+class CatFileBatch:
+    """One ``git cat-file --batch`` process answering object ids in rounds.
+
+    :meth:`read` writes a round of ids and returns each object's type and bytes (``None``
+    for a missing one), reading and writing at once so neither pipe can fill up, under
+    the sandbox's deadline and output cap.
+    """
+
+    def __init__(self, sandbox: GitSandbox, process: subprocess.Popen[bytes]) -> None:
+        self.sandbox = sandbox
+        self.process = process
+        self.total = 0
+        self.stderr = bytearray()
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        self._stdin = process.stdin.fileno()
+        self._stdout = process.stdout.fileno()
+        self._stderr = process.stderr.fileno()
+        os.set_blocking(self._stdin, False)
+        self._pending = bytearray()
+
+    def read(self, object_ids: list[str]) -> list[tuple[str, bytes] | None]:
+        """The type and content of each of ``object_ids``, in order."""
+        payload = memoryview("".join(f"{oid}\n" for oid in object_ids).encode("ascii"))
+        answers: list[tuple[str, bytes] | None] = []
+        buffer = self._pending
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._stdout, selectors.EVENT_READ)
+            selector.register(self._stderr, selectors.EVENT_READ)
+            if payload:
+                selector.register(self._stdin, selectors.EVENT_WRITE)
+            while len(answers) < len(object_ids):
+                while len(answers) < len(object_ids):
+                    complete, answer = _take_answer(buffer)
+                    if not complete:
+                        break
+                    answers.append(answer)
+                if len(answers) == len(object_ids):
+                    break
+                events = selector.select(self.sandbox.remaining())
+                for key, _ in events:
+                    if key.fd == self._stdin:
+                        try:
+                            written = os.write(self._stdin, payload[:_CHUNK])
+                        except BrokenPipeError:
+                            written = len(payload)
+                        payload = payload[written:]
+                        if not payload:
+                            selector.unregister(self._stdin)
+                        continue
+                    data = os.read(key.fd, _CHUNK)
+                    if not data:
+                        selector.unregister(key.fd)
+                        if key.fd == self._stdout:
+                            self.process.wait(timeout=self.sandbox.remaining())
+                            _check_resources(self.process.returncode, bytes(self.stderr))
+                            raise GitTreeRefused(
+                                "repository_objects_unreadable", "git stopped reading objects"
+                            )
+                    elif key.fd == self._stderr:
+                        self.stderr += data[: max(0, _STDERR_LIMIT - len(self.stderr))]
+                    else:
+                        buffer += data
+                        self.total += len(data)
+                        if self.total > self.sandbox.limits.output_bytes:
+                            raise GitTreeRefused(
+                                "git_output_too_large",
+                                f"git wrote more than {self.sandbox.limits.output_bytes} bytes",
+                            )
+        return answers
+
+    def close(self) -> None:
+        """End the session: close its input, reap it (killing it if it lingers)."""
+        process = self.process
+        try:
+            if process.stdin is not None and not process.stdin.closed:
+                process.stdin.close()
+            process.wait(timeout=min(self.sandbox.deadline - time.monotonic(), 5.0))
+        except (subprocess.TimeoutExpired, ValueError, GitTreeRefused):
+            _kill(process)
+        finally:
+            for stream in (process.stdout, process.stderr):
+                if stream is not None and not stream.closed:
+                    stream.close()
+            if process.returncode is None:
+                _kill(process)
+
+    def __enter__(self) -> CatFileBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:
+            _kill(self.process)
+        self.close()
+
+
+def _take_answer(buffer: bytearray) -> tuple[bool, tuple[str, bytes] | None]:
+    """Remove one complete answer from ``buffer``: whether there was one, and the type and
+    content of its object (``None`` for a missing object)."""
+    end = buffer.find(b"\n")
+    if end < 0:
+        return False, None
+    header = bytes(buffer[:end]).split(b" ")
+    if len(header) == 2 and header[1] in (b"missing", b"ambiguous"):
+        del buffer[: end + 1]
+        return True, None
+    if len(header) != 3 or not header[2].isdigit():
+        raise GitTreeRefused("repository_objects_unreadable", "git answered an object oddly")
+    size = int(header[2])
+    if len(buffer) < end + 1 + size + 1:
+        return False, None
+    content = bytes(buffer[end + 1 : end + 1 + size])
+    del buffer[: end + 1 + size + 1]
+    return True, (header[1].decode("ascii", "replace"), content)
