@@ -122,9 +122,15 @@ if TYPE_CHECKING:
         candidate_execution_cost_usd as candidate_execution_cost_usd,
         candidate_execution_latency_ms as candidate_execution_latency_ms,
     )
-    from .candidate.git_tree import (
+    from .candidate.git_errors import (
         GitTreeRefused as GitTreeRefused,
         RepositoryUnavailable as RepositoryUnavailable,
+    )
+    from .candidate.git_limits import (
+        DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
+        GitLimits as GitLimits,
+    )
+    from .candidate.git_tree import (
         materialize_git_patch as materialize_git_patch,
         verify_base_commit as verify_base_commit,
     )
@@ -284,6 +290,7 @@ if TYPE_CHECKING:
     from .candidate.resolver import (
         ArtifactRequest as ArtifactRequest,
         ArtifactResolver as ArtifactResolver,
+        DEFAULT_MAX_ARTIFACT_BYTES as DEFAULT_MAX_ARTIFACT_BYTES,
         DirectoryArtifactResolver as DirectoryArtifactResolver,
         InMemoryArtifactResolver as InMemoryArtifactResolver,
         ResolutionRefused as ResolutionRefused,
@@ -1316,8 +1323,10 @@ _EXPORTS: dict[str, str] = {
     "CandidateExecutionEvidence": "candidate.experiment",
     "candidate_execution_cost_usd": "candidate.experiment",
     "candidate_execution_latency_ms": "candidate.experiment",
-    "GitTreeRefused": "candidate.git_tree",
-    "RepositoryUnavailable": "candidate.git_tree",
+    "GitTreeRefused": "candidate.git_errors",
+    "RepositoryUnavailable": "candidate.git_errors",
+    "DEFAULT_GIT_LIMITS": "candidate.git_limits",
+    "GitLimits": "candidate.git_limits",
     "materialize_git_patch": "candidate.git_tree",
     "verify_base_commit": "candidate.git_tree",
     "HostResolver": "candidate.http_resolver",
@@ -1447,6 +1456,7 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTraceEvidence": "candidate.receipts",
     "ArtifactRequest": "candidate.resolver",
     "ArtifactResolver": "candidate.resolver",
+    "DEFAULT_MAX_ARTIFACT_BYTES": "candidate.resolver",
     "DirectoryArtifactResolver": "candidate.resolver",
     "InMemoryArtifactResolver": "candidate.resolver",
     "ResolutionRefused": "candidate.resolver",

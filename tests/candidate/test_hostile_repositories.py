@@ -128,20 +128,20 @@ def test_partial_clone_never_fetches(tmp_path: Path, remote: str, hidden: bool) 
 # -- configuration, hooks and attributes that would run something ----------------------
 
 
-def _hostile_config(repo: Path, marker: Path) -> None:
+def _program_settings(repo: Path, marker: Path) -> dict[str, str]:
     """Every configuration key that makes git run a program, each pointing at the marker."""
     command = marker_command(marker)
     script = repo.parent / "marker.sh"
     script.write_text(f"#!/bin/sh\n{command}\ncat\n", encoding="utf-8")
     script.chmod(0o755)
     hooks = repo.parent / "hooks"
-    hooks.mkdir()
+    hooks.mkdir(exist_ok=True)
     for hook in ("post-index-change", "post-checkout", "pre-commit", "reference-transaction",
                  "pre-auto-gc", "post-rewrite", "fsmonitor-watchman"):
         (hooks / hook).write_text(f"#!/bin/sh\n{command}\n", encoding="utf-8")
         (hooks / hook).chmod(0o755)
         shutil.copy(hooks / hook, repo / ".git" / "hooks" / hook)
-    settings = {
+    return {
         "core.fsmonitor": str(script),
         "core.hooksPath": str(hooks),
         "core.pager": str(script),
@@ -169,42 +169,85 @@ def _hostile_config(repo: Path, marker: Path) -> None:
         "maintenance.auto": "true",
         "fetch.writeCommitGraph": "true",
         "protocol.allow": "always",
+        "include.path": str(repo.parent / "included.cfg"),
     }
-    for key, value in settings.items():
-        git(repo, "config", key, value)
-    attributes = b"* filter=evil diff=evil merge=evil text eol=crlf whitespace=fix\n"
-    (repo / ".git" / "info").mkdir(exist_ok=True)
-    (repo / ".git" / "info" / "attributes").write_bytes(attributes)
-    included = repo.parent / "included.cfg"
-    included.write_text(f"[core]\n\tfsmonitor = {script}\n[alias]\n\tapply = !{command}\n",
-                        encoding="utf-8")
-    git(repo, "config", "include.path", str(included))
+
+
+ATTRIBUTES = b"* filter=evil diff=evil merge=evil text eol=crlf whitespace=fix\n"
+PROGRAM_KEYS = [
+    "core.fsmonitor", "core.hooksPath", "core.pager", "core.editor", "core.askPass",
+    "core.sshCommand", "core.gitProxy", "core.alternateRefsCommand", "core.untrackedCache",
+    "core.splitIndex", "uploadpack.packObjectsHook", "credential.helper", "diff.external",
+    "diff.evil.textconv", "diff.evil.command", "filter.evil.clean", "filter.evil.smudge",
+    "filter.evil.process", "merge.evil.driver", "sequence.editor", "pager.apply", "gc.auto",
+    "maintenance.auto", "fetch.writeCommitGraph", "include.path",
+]
+
+
+def _attributed_repository(root: Path) -> PatchedRepository:
+    """A repository whose base tree, info/attributes and patch all name the 'evil' filter,
+    checked out so that plain git would run it."""
+    repo = patched_repository(root)
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "attributes").write_bytes(ATTRIBUTES)
+    work = root / "attributed-work"
+    git(root, "clone", "-q", str(repo.path), str(work))
+    (work / ".gitattributes").write_bytes(ATTRIBUTES)
+    git(work, "add", ".gitattributes")
+    git(work, "commit", "-q", "-m", "attributes")
+    base_commit, base_tree = git(work, "rev-parse", "HEAD"), git(work, "rev-parse", "HEAD^{tree}")
+    git(repo.path, "fetch", "-q", str(work), "HEAD")
+    git(repo.path, "reset", "-q", "--hard", base_commit)
+    (work / "src" / "agent.py").write_bytes(b"print('filtered?')\n")
+    (work / "added.txt").write_bytes(b"new file under the evil filter\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "change")
+    patch = subprocess.run(
+        ["git", "diff", "--binary", "HEAD~1", "HEAD"], cwd=work, env=ENV, capture_output=True,
+        check=True,
+    ).stdout
+    return PatchedRepository(repo.path, base_commit, base_tree, git(work, "rev-parse", "HEAD^{tree}"), patch)
 
 
 def test_configuration_hooks_and_attributes_never_run(tmp_path: Path) -> None:
-    repo = patched_repository(tmp_path)
-    # the base tree carries attributes naming the filter, and so does the patch
+    repo = _attributed_repository(tmp_path)
     marker = tmp_path / "marker"
-    _hostile_config(repo.path, marker)
-    patch = repo.patch + (
-        b"diff --git a/.gitattributes b/.gitattributes\nnew file mode 100644\n"
-        b"--- /dev/null\n+++ b/.gitattributes\n@@ -0,0 +1 @@\n"
-        b"+* filter=evil diff=evil\n"
+    settings = _program_settings(repo.path, marker)
+    (tmp_path / "included.cfg").write_text(
+        f"[core]\n\tfsmonitor = {settings['core.fsmonitor']}\n", encoding="utf-8"
     )
+    for key, value in settings.items():
+        git(repo.path, "config", key, value)
     # control: plain git reading this repository runs the configured programs
     subprocess.run(["git", "status"], cwd=repo.path, env=ENV, capture_output=True, check=False)
     assert marker.exists()
     marker.unlink()
 
     before = tree_state(repo.path)
-    tree = materialize_git_patch(
-        repo.path, base_commit=repo.base_commit, base_tree=repo.base_tree, patch=patch
-    )
-    assert len(tree) == 40
     assert materialize_git_patch(
         repo.path, base_commit=repo.base_commit, base_tree=repo.base_tree, patch=repo.patch
     ) == repo.candidate_tree
     verify_base_commit(repo.path, base_commit=repo.base_commit, base_tree=repo.base_tree)
+    assert not marker.exists()
+    assert tree_state(repo.path) == before
+
+
+@pytest.mark.parametrize("key", PROGRAM_KEYS)
+def test_no_configured_program_runs(tmp_path: Path, key: str) -> None:
+    repo = _attributed_repository(tmp_path)
+    marker = tmp_path / "marker"
+    settings = _program_settings(repo.path, marker)
+    (tmp_path / "included.cfg").write_text(
+        f"[core]\n\tfsmonitor = {settings['core.fsmonitor']}\n"
+        f"[filter \"evil\"]\n\tclean = {settings['filter.evil.clean']}\n", encoding="utf-8"
+    )
+    git(repo.path, "config", key, settings[key])
+    if key.startswith("filter."):
+        git(repo.path, "config", "filter.evil.required", "true")
+    before = tree_state(repo.path)
+    assert materialize_git_patch(
+        repo.path, base_commit=repo.base_commit, base_tree=repo.base_tree, patch=repo.patch
+    ) == repo.candidate_tree
     assert not marker.exists()
     assert tree_state(repo.path) == before
 

@@ -20,7 +20,7 @@ from typing import Final
 from agent_interface.candidate.git_errors import GitTreeRefused
 from agent_interface.candidate.git_sandbox import CatFileBatch
 
-__all__ = ["ObjectCopy", "copy_base_objects", "is_tree_mode", "read_base_commit", "tree_entries"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 _TYPE_CODES: Final = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
 _ROUND: Final = 512  # object ids asked per round trip

@@ -27,7 +27,7 @@ from agent_interface.candidate.git_errors import GitTreeRefused
 from agent_interface.candidate.git_limits import GitLimits
 from agent_interface.candidate.git_paths import unquote_c_style
 
-__all__ = ["PatchNames", "binary_gate", "patch_names"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 _BINARY_MARKER: Final = b"GIT binary patch\n"
 _ULONG_MAX: Final = (1 << 64) - 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-__all__ = ["collision_key", "is_safe_tree_path", "unquote_c_style"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 _SIMPLE_ESCAPES: Final = {
     ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("n"): 10, ord("r"): 13, ord("t"): 9,

@@ -31,7 +31,7 @@ from typing import Final
 
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
 
-__all__ = ["RepositoryObjects", "locate_repository"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 ConfigReader = Callable[[Path], Mapping[str, tuple[str, ...]]]
 """Parses one Git configuration file (no includes) into lower-cased keys and values."""

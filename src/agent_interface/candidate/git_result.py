@@ -24,7 +24,7 @@ from agent_interface.candidate.git_limits import GitLimits
 from agent_interface.candidate.git_objects import ObjectCopy, is_tree_mode, tree_entries
 from agent_interface.candidate.git_paths import collision_key, is_safe_tree_path
 
-__all__ = ["check_result"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 _SYMLINK: Final = b"120000"
 _GITLINK: Final = b"160000"

@@ -32,7 +32,7 @@ from typing import IO, Any, Final
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
 from agent_interface.candidate.git_limits import GitLimits
 
-__all__ = ["GIT_SETTINGS", "CatFileBatch", "GitResult", "GitSandbox"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 GIT_SETTINGS: Final[tuple[str, ...]] = (
     # nothing configured may run: no hooks, monitors, transports, helpers or pagers

@@ -22,7 +22,7 @@ from typing import Final
 
 from agent_interface.candidate.resolver import ResolutionRefused
 
-__all__ = ["HttpLimits", "HttpResponseHead", "ResponseReader"]
+__all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
 _CHUNK: Final = 64 * 1024
 _STATUS: Final = re.compile(rb"HTTP/1\.[01] ([0-9]{3})(?: [\t\x20-\x7e\x80-\xff]*)?")
