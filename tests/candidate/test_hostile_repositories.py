@@ -468,3 +468,14 @@ def test_git_cannot_start_another_program(tmp_path: Path) -> None:
     returncode, stdout, stderr = eval(probe.stdout)  # our own repr, printed above
     assert returncode != 0 and stdout == b""
     assert b"cannot fork" in stderr
+
+
+def test_a_repository_path_with_separators_and_quotes_is_borrowed_exactly(tmp_path: Path) -> None:
+    """The object store travels in GIT_ALTERNATE_OBJECT_DIRECTORIES, where ':' separates
+    entries and '"' starts a quoted one: such paths are quoted, not split."""
+    odd = tmp_path / 'a:b "c" \\ d'
+    odd.mkdir()
+    repo = patched_repository(odd)
+    assert materialize_git_patch(
+        repo.path, base_commit=repo.base_commit, base_tree=repo.base_tree, patch=repo.patch
+    ) == repo.candidate_tree
