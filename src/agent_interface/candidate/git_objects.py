@@ -1,7 +1,7 @@
 """Copy the objects a patch needs out of a borrowed repository, trusting none of them.
 
-One ``git cat-file --batch`` session reads, breadth first, the base commit, every tree
-of the base tree and the blobs at the paths the patch names. Each object's bytes are
+``git ls-tree -r -d`` lists the base tree's trees; one ``git cat-file --batch`` session
+then reads the base commit, those trees and the blobs at the paths the patch names. Each object's bytes are
 hashed here (``sha1`` or ``sha256`` of ``"<type> <size>\\0" + content``) and refused
 unless they hash to the id they were asked for, so a repository that lies about an
 object (a loose file holding other bytes, a crafted pack) is caught before ``git`` uses
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from agent_interface.candidate.git_errors import GitTreeRefused
-from agent_interface.candidate.git_sandbox import CatFileBatch
+from agent_interface.candidate.git_sandbox import CatFileBatch, GitSandbox
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 
@@ -138,10 +138,26 @@ def tree_entries(content: bytes, width: int) -> dict[bytes, tuple[bytes, str]]:
 
 
 def copy_base_objects(
-    batch: CatFileBatch, copy: ObjectCopy, base_tree: str, tree_ids: list[str], names: set[bytes]
+    sandbox: GitSandbox,
+    batch: CatFileBatch,
+    borrow: Path,
+    copy: ObjectCopy,
+    base_tree: str,
+    names: set[bytes],
 ) -> None:
-    """Add the trees ``tree_ids`` (every tree of ``base_tree``, as ``git ls-tree -r -d``
-    lists them) and the blobs at ``names`` to ``copy``, each verified."""
+    """Add every tree of ``base_tree`` and the blobs at ``names`` to ``copy``, verified.
+
+    ``git ls-tree -r -d`` (borrowing ``borrow``) lists the trees; each is then read
+    through ``batch`` and hashed, so a tree the repository lies about is refused.
+    """
+    listed = sandbox.run("ls-tree", "-r", "-d", "-z", base_tree, borrow=borrow)
+    if not listed.ok:
+        raise GitTreeRefused("base_tree_absent", "the base tree cannot be read")
+    tree_ids = [
+        entry.split(b"\t", 1)[0].split(b" ")[-1].decode("ascii", "replace")
+        for entry in listed.stdout.split(b"\0")
+        if entry
+    ]
     width = hashlib.new(copy.algorithm).digest_size
     absent = GitTreeRefused("base_tree_absent", "the base tree cannot be read")
     trees: dict[str, bytes] = {}

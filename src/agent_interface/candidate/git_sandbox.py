@@ -27,7 +27,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Final
 
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
 from agent_interface.candidate.git_limits import GitLimits
@@ -171,12 +171,9 @@ class GitSandbox:
         *args: str,
         stdin: bytes = b"",
         borrow: Path | None = None,
-        stdout_file: IO[bytes] | None = None,
     ) -> GitResult:
         """Run ``git ARGS`` in the sandbox; ``borrow`` lends a repository's object store."""
-        process = self._spawn(
-            args, borrow, stdout_file if stdout_file is not None else subprocess.PIPE
-        )
+        process = self._spawn(args, borrow)
         try:
             stdout, stderr = self._communicate(process, stdin)
         except BaseException:
@@ -202,8 +199,8 @@ class GitSandbox:
                 selector.register(stdin_fd, selectors.EVENT_WRITE)
             else:
                 process.stdin.close()
-            if process.stdout is not None:
-                selector.register(process.stdout.fileno(), selectors.EVENT_READ)
+            assert process.stdout is not None
+            selector.register(process.stdout.fileno(), selectors.EVENT_READ)
             selector.register(stderr_fd, selectors.EVENT_READ)
             while selector.get_map():
                 for key, _ in selector.select(self.remaining()):
@@ -211,6 +208,8 @@ class GitSandbox:
                     if descriptor == stdin_fd:
                         try:
                             written = os.write(stdin_fd, view[:_CHUNK])
+                        except BlockingIOError:
+                            written = 0
                         except BrokenPipeError:
                             written = len(view)
                         view = view[written:]
@@ -237,7 +236,7 @@ class GitSandbox:
             except subprocess.TimeoutExpired:
                 continue
 
-    def _spawn(self, args: tuple[str, ...], borrow: Path | None, stdout: Any) -> subprocess.Popen[bytes]:
+    def _spawn(self, args: tuple[str, ...], borrow: Path | None) -> subprocess.Popen[bytes]:
         env = dict(self._env)
         if borrow is not None:
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _quote_alternate(borrow)
@@ -249,7 +248,7 @@ class GitSandbox:
             return subprocess.Popen(
                 [*command, *args],
                 stdin=subprocess.PIPE,
-                stdout=stdout,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.root,
                 env=env,
@@ -262,7 +261,7 @@ class GitSandbox:
 
     def batch(self, borrow: Path) -> CatFileBatch:
         """A ``git cat-file --batch`` session reading ``borrow``'s objects (close it)."""
-        return CatFileBatch(self, self._spawn(("cat-file", "--batch"), borrow, subprocess.PIPE))
+        return CatFileBatch(self, self._spawn(("cat-file", "--batch"), borrow))
 
     def read_config(self, path: Path) -> dict[str, tuple[str, ...]]:
         """``path`` parsed by ``git config --file --no-includes``: lower-cased keys and values."""
@@ -342,6 +341,8 @@ class CatFileBatch:
                     if key.fd == self._stdin:
                         try:
                             written = os.write(self._stdin, payload[:_CHUNK])
+                        except BlockingIOError:
+                            written = 0
                         except BrokenPipeError:
                             written = len(payload)
                         payload = payload[written:]

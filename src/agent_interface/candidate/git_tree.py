@@ -5,9 +5,10 @@ of the base into a throwaway index, ``apply --cached`` of the patch, ``write-tre
 Before ``git`` reads the patch, :mod:`~agent_interface.candidate.git_patch` refuses
 oversize patches, binary hunks that would decode past :class:`GitLimits`, and header
 paths that leave the tree. The repository is only ever *borrowed* read-only, by one
-``git cat-file --batch`` session (:mod:`~agent_interface.candidate.git_objects`): it
-reads the base commit, every tree of the base tree and the blobs the patch reads, each
-hashed again here before it is copied into a private pack. Applying and writing then
+``git cat-file --batch`` session and one ``git ls-tree -r -d``
+(:mod:`~agent_interface.candidate.git_objects`): they read the base commit, every tree
+of the base tree and the blobs the patch reads, each hashed again before it is copied
+into a private pack. Applying and writing then
 happen in the private store alone (:mod:`~agent_interface.candidate.git_sandbox`), so
 nothing is written into the repository and objects it lies about are never used.
 After ``write-tree``, the entries the patch added or changed are refused if they are
@@ -105,14 +106,7 @@ def materialize_git_patch(
         copy = ObjectCopy(store.object_format)
         with sandbox.batch(store.objects) as batch:
             read_base_commit(batch, store.object_format, base_commit, base_tree)
-            listed = sandbox.run("ls-tree", "-r", "-d", "-z", base_tree, borrow=store.objects)
-            if not listed.ok:
-                raise GitTreeRefused("base_tree_absent", "the base tree cannot be read")
-            tree_ids = [
-                entry.split(b"\t", 1)[0].split(b" ")[-1].decode("ascii", "replace")
-                for entry in listed.stdout.split(b"\0") if entry
-            ]
-            copy_base_objects(batch, copy, base_tree, tree_ids, names)
+            copy_base_objects(sandbox, batch, store.objects, copy, base_tree, names)
         copy.write(sandbox.objects / "pack")
         if not sandbox.run("read-tree", base_tree).ok:
             raise GitTreeRefused("base_tree_absent", "the base tree cannot be read")
