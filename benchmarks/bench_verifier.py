@@ -147,8 +147,9 @@ def _hostile_cases() -> list[tuple[str, Callable[[], object]]]:
 
     def hostile_config() -> Callable[[], object]:
         where = fresh()
-        hostile = patched_repository(where)
-        repos._hostile_config(hostile.path, where / "marker")
+        hostile = repos._attributed_repository(where)
+        for key, value in repos._program_settings(hostile.path, where / "marker").items():
+            repos.git(hostile.path, "config", key, value)
         return lambda: materialize_git_patch(
             hostile.path, base_commit=hostile.base_commit, base_tree=hostile.base_tree,
             patch=hostile.patch,
