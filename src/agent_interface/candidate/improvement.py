@@ -49,6 +49,7 @@ from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.number_validation import numbers_approximately_equal
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "AgentProfileImprovementArm",
@@ -174,6 +175,7 @@ class AgentProfileImprovementSuiteInputs(WireModel):
         return self
 
 
+@marker_transparent  # outer whitespace only (core.surrogate_text)
 def _trimmed(value: Any) -> Any:
     return js_trim(value) if isinstance(value, str) else value
 

@@ -16,10 +16,12 @@ from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from agent_interface.core.canonical import MAX_SAFE_INTEGER
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__: list[str] = []  # number types for the candidate models, not root exports
 
 
+@marker_transparent  # numbers only (core.surrogate_text)
 def _as_js_number(value: Any) -> Any:
     if type(value) is int and abs(value) > MAX_SAFE_INTEGER:
         try:

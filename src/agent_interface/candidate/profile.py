@@ -33,6 +33,7 @@ from agent_interface.core.contract_limits import Utf16Length
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireMap, WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.profile.agent_profile import AgentProfileConfidential
 from agent_interface.profile.harness import HarnessType, ReasoningEffort
 from agent_interface.profile.resources import AgentProfilePrompt
@@ -84,6 +85,7 @@ class AgentCandidateDisabledMcpServer(WireModel):
     enabled: FalseOnly
 
 
+@marker_transparent  # a discriminator reading types and keys (core.surrogate_text)
 def _mcp_variant(value: Any) -> str | None:
     # The two strict shapes are disjoint on ``enabled``; choosing by it accepts what the
     # reference's plain union accepts, with the error path of the intended shape.

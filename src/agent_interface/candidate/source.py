@@ -28,6 +28,7 @@ from agent_interface.core.contract_limits import NonNegativeSafeInt, Utf16Length
 from agent_interface.core.errors import ContractError, Refinement
 from agent_interface.core.model import WireList, WireModel, wire_adapter
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.profile.config import looks_like_credential
 
 __all__ = [
@@ -101,6 +102,7 @@ _Statements = Annotated[
 ]
 
 
+@marker_transparent  # outer whitespace only (core.surrogate_text)
 def _trim(value: str) -> str:
     return js_trim(value)
 

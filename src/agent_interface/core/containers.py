@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from agent_interface.core.fast_schema import Derivation, core_equivalent, inner_schema
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "FrozenDict",
@@ -89,6 +90,7 @@ def thaw(value: Any) -> Any:
     return value
 
 
+@marker_transparent  # looks at the container type only (core.surrogate_text)
 def _as_tuple(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 

@@ -42,6 +42,7 @@ from agent_interface.core.model import (
     frozen_object_schema,
     thaw,
 )
+from agent_interface.core.surrogate_text import STAND_INS, marker_free_pattern, marker_transparent
 
 __all__ = [
     "CONTRACT_MAX_ARRAY_LENGTH",
@@ -184,6 +185,10 @@ def _code_points_or_exact(
     return dict(core_schema.union_schema([fast, node], mode="left_to_right"))
 
 
+# Counts code units: a stand-in is one, like the lone surrogate it stands for.
+marker_transparent(Utf16Length.check)
+
+
 @core_equivalent(Utf16Length.check)
 def _utf16_length_in_core(
     owner: Utf16Length, node: dict[str, Any], _derivation: Derivation
@@ -267,6 +272,14 @@ def _class_of(characters: str) -> str:
 _NO_OUTER_WHITESPACE: Final = (
     f"^[^{_class_of(JS_WHITESPACE)}](?s:.*[^{_class_of(JS_WHITESPACE)}])?$"
 )
+marker_free_pattern(
+    _NO_OUTER_WHITESPACE,
+    f"^[^{_class_of(JS_WHITESPACE)}{STAND_INS}](?:[^{STAND_INS}]*[^{_class_of(JS_WHITESPACE)}{STAND_INS}])?$",
+)
+
+
+# Neither a stand-in nor a lone surrogate is whitespace.
+marker_transparent(_IdentifierBounds.check)
 
 
 @core_equivalent(_IdentifierBounds.check)

@@ -214,13 +214,11 @@ def _replace(node: dict[str, Any], derivation: Derivation) -> dict[str, Any] | N
     return equivalent(owner, node, derivation)
 
 
-def derive_fast_validator(
-    schema: core_schema.CoreSchema, config: core_schema.CoreConfig | None = None
-) -> SchemaValidator | None:
-    """The derived validator of ``schema``, or None when nothing was replaced."""
+def derive_fast_schema(schema: core_schema.CoreSchema) -> dict[str, Any] | None:
+    """The derived core schema of ``schema``, or None when nothing was replaced."""
     known = {d["ref"]: d for d in schema.get("definitions", ())}
     derivation = Derivation(known)
-    derived = _derive(schema, derivation)
+    derived: dict[str, Any] = _derive(schema, derivation)
     if not derivation.replaced:
         return None
     if derivation.definitions:
@@ -228,8 +226,53 @@ def derive_fast_validator(
         if derived.get("type") == "definitions":
             derived["definitions"] = [*derived["definitions"], *extra]
         else:
-            derived = core_schema.definitions_schema(derived, extra)
-    return SchemaValidator(derived, config)
+            derived = dict(core_schema.definitions_schema(derived, extra))
+    return derived
+
+
+def derive_fast_validator(
+    schema: core_schema.CoreSchema, config: core_schema.CoreConfig | None = None
+) -> SchemaValidator | None:
+    """The derived validator of ``schema``, or None when nothing was replaced."""
+    derived = derive_fast_schema(schema)
+    return None if derived is None else build_validator(derived, config)
+
+
+def _model_classes(node: Any, found: dict[int, type]) -> dict[int, type]:
+    if isinstance(node, dict):
+        if node.get("type") == "model" and isinstance(node.get("cls"), type):
+            found[id(node["cls"])] = node["cls"]
+        for key, child in node.items():
+            if key not in ("serialization", "metadata", "cls", "function"):
+                _model_classes(child, found)
+    elif isinstance(node, (list, tuple)):
+        for child in node:
+            _model_classes(child, found)
+    return found
+
+
+def build_validator(
+    schema: dict[str, Any], config: core_schema.CoreConfig | None = None
+) -> SchemaValidator:
+    """The validator of a derived schema, with every model node built from that schema.
+
+    pydantic-core builds a ``model`` node whose class is already complete (its own
+    validator built, for example by a constructor call) as that class's own validator,
+    ignoring the node: the derivation would silently stop there. While this validator is
+    built, such classes read as incomplete. (pydantic-core builds without running Python
+    code in between, so no other thread sees the flag; if one did, it would at most
+    rebuild that model's validator once.)"""
+    complete = [
+        cls for cls in _model_classes(schema, {}).values()
+        if cls.__dict__.get("__pydantic_complete__") is True
+    ]
+    for cls in complete:
+        type.__setattr__(cls, "__pydantic_complete__", False)
+    try:
+        return SchemaValidator(schema, config)
+    finally:
+        for cls in complete:
+            type.__setattr__(cls, "__pydantic_complete__", True)
 
 
 def json_value_schema(

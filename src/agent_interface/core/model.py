@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, cached_property
-from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, get_args
+from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, cast, get_args
 
 from pydantic import (
     AfterValidator,
@@ -68,6 +68,7 @@ from agent_interface.core.fast_schema import (
     may_accept_null,
 )
 from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
+from agent_interface.core.surrogate_text import derive_marked_validator, mark_lone_surrogates
 
 # FrozenDict, WireInt, WireList, WireMap, deep_freeze and thaw live in core.containers
 # and are re-exported here, where wire models have always imported them.
@@ -503,6 +504,7 @@ class WireAdapter(Generic[T]):
         self.type = tp
         self.name = name or getattr(tp, "__name__", repr(tp))
         self._text_seen = False
+        self._marked_seen = False
 
     @cached_property
     def adapter(self) -> TypeAdapter[T]:
@@ -521,6 +523,13 @@ class WireAdapter(Generic[T]):
         adapter.rebuild()  # a deferred model's schema is built here (a no-op once built)
         return derive_fast_validator(adapter.core_schema, _FAST_CONFIG)
 
+    @cached_property
+    def marked_validator(self) -> SchemaValidator | None:
+        """The validator for texts whose lone surrogates were marked (``core.surrogate_text``)."""
+        adapter = self.adapter
+        adapter.rebuild()
+        return derive_marked_validator(adapter.core_schema, _FAST_CONFIG)
+
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
         kind = type(data)
@@ -536,11 +545,15 @@ class WireAdapter(Generic[T]):
                     )
                     return value
                 except ValidationError as exc:
+                    # A lone-surrogate escape: the parser cannot read the text as it is.
+                    marked = self._parse_marked(data)
+                    if marked is not NOT_JSON:
+                        return cast(T, marked)
                     # Both validators read the text with the same parser: text it cannot
                     # read needs no second reading. Any other refusal is left to the
                     # precise validator, which names it.
                     if _unreadable(exc):
-                        return self._reread_or_refuse(exc, data)
+                        return self._reread_or_refuse(exc, data, marked_tried=True)
         if not isinstance(data, (bytes, bytearray, str)):
             try:
                 return self.adapter.validate_python(
@@ -555,12 +568,36 @@ class WireAdapter(Generic[T]):
         except ValidationError as exc:
             return self._reread_or_refuse(exc, data)
 
-    def _reread_or_refuse(self, exc: ValidationError, data: bytes | bytearray | str) -> T:
+    def _reread_or_refuse(
+        self, exc: ValidationError, data: bytes | bytearray | str, *, marked_tried: bool = False
+    ) -> T:
         # JSON.parse reads a lone-surrogate escape that pydantic-core's parser refuses.
+        if not marked_tried and len(data) <= FAST_TEXT_LIMIT:
+            marked = self._parse_marked(data)
+            if marked is not NOT_JSON:
+                return cast(T, marked)
         value = reparse_lone_surrogates(data)
         if value is not NOT_JSON:
             return self.parse_value(value)
         raise self._refusal(exc, data) from None
+
+    def _parse_marked(self, data: bytes | bytearray | str) -> Any:
+        # Lone surrogates as stand-in characters, validated in the core; any refusal is
+        # left to the precise route. Built from the second such text on, like the derived
+        # validator.
+        marked = mark_lone_surrogates(data)
+        if marked is None:
+            return NOT_JSON
+        validator = self.marked_validator if self._marked_seen else None
+        self._marked_seen = True
+        if validator is None:
+            return NOT_JSON
+        try:
+            return validator.validate_json(
+                marked, by_alias=True, by_name=False, context=_WIRE_CONTEXT
+            )
+        except (ValueError, TypeError):
+            return NOT_JSON
 
     def parse_value(self, value: Any) -> T:
         """Validate an already-parsed JSON value, even a bare string (``parse`` reads a

@@ -22,6 +22,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.durable.portable_context import (
     NonEmptyBoundedString,
     WireTimestamp,
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 
+@marker_transparent  # type only (core.surrogate_text)
 def _strict_true(value: Any) -> Any:
     # zod ``z.literal(true)`` accepts the boolean only; Python's ``1 == True`` must not pass.
     if type(value) is not bool:

@@ -38,6 +38,7 @@ from agent_interface.core.model import (
     thaw,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.profile.config import AgentProfileEnvironment
 from agent_interface.profile.harness import (
     HarnessType,
@@ -368,6 +369,11 @@ class AgentProfile(WireModel):
             if issues:
                 _refuse("AgentProfile", issues)
         return self
+
+
+# The key walk runs on the precise route only, where a text reaches the marked route
+# only without a lone surrogate in any key (``core.surrogate_text``): nothing to find.
+marker_transparent(AgentProfile._record_keys_are_unicode)
 
 
 def seat_chain_issues(profile: AgentProfile) -> list[tuple[Loc, str, str]]:

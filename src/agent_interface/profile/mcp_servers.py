@@ -23,6 +23,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.profile.config import (
     AgentProfileConfigValue,
     AgentProfileEnvironment,
@@ -109,6 +110,7 @@ class AgentProfileDisabledMcpServer(WireModel):
     metadata: ProfileJsonRecord | None = None
 
 
+@marker_transparent  # a discriminator reading types and keys (core.surrogate_text)
 def _mcp_variant(value: Any) -> str | None:
     # The three strict shapes are mutually exclusive, so choosing one by its marker field
     # accepts exactly what the reference's plain union accepts, with precise error paths.

@@ -24,6 +24,7 @@ from agent_interface.core.model import (
     WireMap,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "AgentProfilePermission",
@@ -77,6 +78,7 @@ PositiveInt = Annotated[
 ]
 
 
+@marker_transparent  # numbers only (core.surrogate_text)
 def _js_number(value: Any) -> Any:
     if type(value) is float:
         if value != value or value in (float("inf"), float("-inf")):
@@ -91,6 +93,7 @@ JsNumber = Annotated[int | float, BeforeValidator(_js_number), WithJsonSchema({"
 """zod ``z.number()``: any finite number; integral floats are held as ``int``."""
 
 
+@marker_transparent  # numbers only (core.surrogate_text)
 def _positive_number(value: Any) -> Any:
     value = _js_number(value)
     if value <= 0:

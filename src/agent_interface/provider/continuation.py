@@ -29,6 +29,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.durable.native_continuation import (
     AcknowledgementStatus,
     NativeContextBoundaryProof,
@@ -135,6 +136,7 @@ class AgentNativeContextContinuationRefused(WireModel):
         return self
 
 
+@marker_transparent  # a discriminator reading types and keys (core.surrogate_text)
 def _outcome_tag(value: Any) -> str:
     if isinstance(value, AgentNativeContextContinuationAdmitted):
         return "admitted"

@@ -45,6 +45,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.durable.context_transfer import (
     ContextTransferReceipt,
     ContextTransferRequest,
@@ -96,6 +97,7 @@ environment whose creation it cannot prove, because another caller can hold it.
 # Wire models
 # ---------------------------------------------------------------------------
 
+@marker_transparent  # a discriminator reading types and keys (core.surrogate_text)
 def _profile_ref_tag(value: Any) -> str:
     return "CatalogId" if isinstance(value, str) else "AgentProfile"
 

@@ -40,6 +40,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "PERMISSION_FEEDBACK_FIELD",
@@ -284,6 +285,7 @@ class InteractionCapabilities(WireModel):
 # ---------------------------------------------------------------------------
 
 
+@marker_transparent  # type only (core.surrogate_text)
 def _require_bool(value: Any) -> Any:
     # pydantic's Literal[True] alone would also accept 1 and 1.0.
     if not isinstance(value, bool):
@@ -313,6 +315,7 @@ InteractionDataValue = (
 )
 
 
+@marker_transparent  # keys and size only (core.surrogate_text)
 def _refuse_reserved_keys(value: Any) -> Any:
     if isinstance(value, Mapping):
         if any(key in RESERVED_INTERACTION_FIELD_NAMES for key in value):
@@ -382,6 +385,7 @@ def _check_requested_kind(value: str) -> str:
 RequestedInteractionKind = Annotated[BoundedIdentifier, AfterValidator(_check_requested_kind)]
 
 
+@marker_transparent  # size only (core.surrogate_text)
 def _check_posture_size(value: Any) -> Any:
     if isinstance(value, Mapping) and len(value) > CONTRACT_MAX_MAP_ENTRIES:
         raise PydanticCustomError(

@@ -27,6 +27,7 @@ from agent_interface.core.contract_limits import (
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "NullWhenSent",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 
+@marker_transparent  # type only (core.surrogate_text)
 def _refuse_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise PydanticCustomError("literal_error", "value must be the number 1, not a boolean")
