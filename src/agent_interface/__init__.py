@@ -944,6 +944,9 @@ if TYPE_CHECKING:
         detached_metadata as detached_metadata,
         replayed_agent_environment_view as replayed_agent_environment_view,
     )
+    from .provider.creation import (
+        AgentEnvironmentCreation as AgentEnvironmentCreation,
+    )
     from .provider.protocols import (
         AgentEnvironment as AgentEnvironment,
         AgentEnvironmentProvider as AgentEnvironmentProvider,
@@ -959,7 +962,6 @@ if TYPE_CHECKING:
     )
     from .provider.turn import (
         AGENT_ENVIRONMENT_CREATE_DIGEST_KIND as AGENT_ENVIRONMENT_CREATE_DIGEST_KIND,
-        AgentEnvironmentCreation as AgentEnvironmentCreation,
         AgentProfileRef as AgentProfileRef,
         AgentSessionRef as AgentSessionRef,
         AgentTurnInput as AgentTurnInput,
@@ -1979,6 +1981,7 @@ _EXPORTS: dict[str, str] = {
     "create_agent_environment_with_idempotency": "provider.create",
     "detached_metadata": "provider.create",
     "replayed_agent_environment_view": "provider.create",
+    "AgentEnvironmentCreation": "provider.creation",
     "AgentEnvironment": "provider.protocols",
     "AgentEnvironmentProvider": "provider.protocols",
     "AgentSession": "provider.protocols",
@@ -1991,7 +1994,6 @@ _EXPORTS: dict[str, str] = {
     "check_capability_surface": "provider.protocols",
     "may_destroy_environment": "provider.protocols",
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND": "provider.turn",
-    "AgentEnvironmentCreation": "provider.turn",
     "AgentProfileRef": "provider.turn",
     "AgentSessionRef": "provider.turn",
     "AgentTurnInput": "provider.turn",

@@ -84,7 +84,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "AgentCandidateWorkspaceManifestMaterial": "agent_interface.candidate.artifacts",
     "AgentCandidateWorkspaceSnapshotEvidence": "agent_interface.candidate.artifacts",
     "AgentEnvironmentCapabilities": "agent_interface.environment.capabilities",
-    "AgentEnvironmentCreation": "agent_interface.provider.turn",
+    "AgentEnvironmentCreation": "agent_interface.provider.creation",
     "AgentEnvironmentEgressPolicy": "agent_interface.environment.workspace",
     "AgentEnvironmentEvent": "agent_interface.environment.events",
     "AgentEnvironmentObservation": "agent_interface.environment.events",

@@ -36,9 +36,9 @@ from agent_interface.core.model import (
 
 if TYPE_CHECKING:
     pass
+from agent_interface.provider.creation import AgentEnvironmentCreation
 from agent_interface.provider.turn import (
     AGENT_ENVIRONMENT_CREATE_DIGEST_KIND,
-    AgentEnvironmentCreation,
     CreateAgentEnvironmentInput,
 )
 

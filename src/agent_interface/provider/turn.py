@@ -22,7 +22,6 @@ from typing import (
     Annotated,
     Any,
     Final,
-    Literal,
 )
 
 from pydantic import Discriminator, Field, Tag
@@ -62,6 +61,9 @@ from agent_interface.environment.workspace import (
     WorkspaceRequest,
 )
 from agent_interface.profile.agent_profile import AgentProfile
+from agent_interface.provider.creation import (  # re-exported: importable here as before
+    AgentEnvironmentCreation as AgentEnvironmentCreation,
+)
 from agent_interface.runtime.control import AgentRunControlRef
 from agent_interface.runtime.interaction_fields import RequestedInteractions
 from agent_interface.runtime.parts import InputPart
@@ -72,7 +74,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND",
-    "AgentEnvironmentCreation",
     "AgentProfileRef",
     "AgentSessionRef",
     "AgentTurnInput",
@@ -84,14 +85,6 @@ __all__ = [
 
 
 AGENT_ENVIRONMENT_CREATE_DIGEST_KIND: Final = "agent-environment-create.v1"
-
-AgentEnvironmentCreation = Literal["created", "replayed"]
-"""What one create call did: provisioned (``created``) or matched a key (``replayed``).
-
-Absent when the provider cannot prove either; a consumer never destroys an
-environment whose creation it cannot prove, because another caller can hold it.
-"""
-
 
 # ---------------------------------------------------------------------------
 # Wire models
@@ -298,7 +291,6 @@ def require_turn_profile_supported(
 
 
 register_wire_models(
-    AgentEnvironmentCreation=AgentEnvironmentCreation,
     CreateAgentEnvironmentInput=CreateAgentEnvironmentInput,
     AgentTurnInput=AgentTurnInput,
     AgentTurnResult=AgentTurnResult,
