@@ -61,9 +61,7 @@ from agent_interface.environment.workspace import (
     WorkspaceRequest,
 )
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.provider.creation import (  # re-exported: importable here as before
-    AgentEnvironmentCreation as AgentEnvironmentCreation,
-)
+from agent_interface.provider.creation import AgentEnvironmentCreation  # public here too
 from agent_interface.runtime.control import AgentRunControlRef
 from agent_interface.runtime.interaction_fields import RequestedInteractions
 from agent_interface.runtime.parts import InputPart
@@ -74,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND",
+    "AgentEnvironmentCreation",
     "AgentProfileRef",
     "AgentSessionRef",
     "AgentTurnInput",
