@@ -45,6 +45,13 @@ if TYPE_CHECKING:
         define_agent_candidate_bundle as define_agent_candidate_bundle,
         seal_agent_candidate_bundle as seal_agent_candidate_bundle,
     )
+    from .candidate.cid import (
+        RAW_SHA256_CID_PREFIX as RAW_SHA256_CID_PREFIX,
+        cid_for_bytes as cid_for_bytes,
+        cid_for_sha256 as cid_for_sha256,
+        is_raw_sha256_cid as is_raw_sha256_cid,
+        sha256_of_cid as sha256_of_cid,
+    )
     from .candidate.code import (
         AgentCandidateCode as AgentCandidateCode,
         AgentCandidateCodeDisabled as AgentCandidateCodeDisabled,
@@ -239,6 +246,16 @@ if TYPE_CHECKING:
         AgentCandidateTiming as AgentCandidateTiming,
         AgentCandidateWorkspaceOutcome as AgentCandidateWorkspaceOutcome,
     )
+    from .candidate.plan_builders import (
+        EVALUATOR_LAUNCH_ENV_NAMES as EVALUATOR_LAUNCH_ENV_NAMES,
+        TANGLE_MODEL_ENDPOINT as TANGLE_MODEL_ENDPOINT,
+        activation_digest as activation_digest,
+        build_execution_plan as build_execution_plan,
+        build_profile_activation as build_profile_activation,
+        build_profile_plan as build_profile_plan,
+        build_run_cell as build_run_cell,
+        planned_launch as planned_launch,
+    )
     from .candidate.profile import (
         AgentCandidateDisabledMcpServer as AgentCandidateDisabledMcpServer,
         AgentCandidateHookCommand as AgentCandidateHookCommand,
@@ -268,6 +285,12 @@ if TYPE_CHECKING:
         AgentImprovementProposal as AgentImprovementProposal,
         AgentImprovementReview as AgentImprovementReview,
         AgentImprovementReviewDecision as AgentImprovementReviewDecision,
+    )
+    from .candidate.receipt_binding import (
+        check_plan_binding as check_plan_binding,
+        plan_binding_issues as plan_binding_issues,
+        run_receipt_issues as run_receipt_issues,
+        run_receipt_matches as run_receipt_matches,
     )
     from .candidate.receipts import (
         AgentCandidateBenchmarkInputEvidence as AgentCandidateBenchmarkInputEvidence,
@@ -369,6 +392,7 @@ if TYPE_CHECKING:
         CandidateVerification as CandidateVerification,
         CandidateVerificationRefused as CandidateVerificationRefused,
         CandidateVerifiedContainer as CandidateVerifiedContainer,
+        CandidateVerifiedLaunch as CandidateVerifiedLaunch,
         VERIFICATION_CHECKS as VERIFICATION_CHECKS,
         VerificationCheck as VerificationCheck,
     )
@@ -1262,6 +1286,11 @@ _EXPORTS: dict[str, str] = {
     "agent_candidate_bundle_digest": "candidate.bundle",
     "define_agent_candidate_bundle": "candidate.bundle",
     "seal_agent_candidate_bundle": "candidate.bundle",
+    "RAW_SHA256_CID_PREFIX": "candidate.cid",
+    "cid_for_bytes": "candidate.cid",
+    "cid_for_sha256": "candidate.cid",
+    "is_raw_sha256_cid": "candidate.cid",
+    "sha256_of_cid": "candidate.cid",
     "AgentCandidateCode": "candidate.code",
     "AgentCandidateCodeDisabled": "candidate.code",
     "AgentCandidateCodeDisabledReason": "candidate.code",
@@ -1416,6 +1445,14 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTaskOutcomeMaterial": "candidate.outcomes",
     "AgentCandidateTiming": "candidate.outcomes",
     "AgentCandidateWorkspaceOutcome": "candidate.outcomes",
+    "EVALUATOR_LAUNCH_ENV_NAMES": "candidate.plan_builders",
+    "TANGLE_MODEL_ENDPOINT": "candidate.plan_builders",
+    "activation_digest": "candidate.plan_builders",
+    "build_execution_plan": "candidate.plan_builders",
+    "build_profile_activation": "candidate.plan_builders",
+    "build_profile_plan": "candidate.plan_builders",
+    "build_run_cell": "candidate.plan_builders",
+    "planned_launch": "candidate.plan_builders",
     "AgentCandidateDisabledMcpServer": "candidate.profile",
     "AgentCandidateHookCommand": "candidate.profile",
     "AgentCandidateLocalMcpServer": "candidate.profile",
@@ -1440,6 +1477,10 @@ _EXPORTS: dict[str, str] = {
     "AgentImprovementProposal": "candidate.promotion",
     "AgentImprovementReview": "candidate.promotion",
     "AgentImprovementReviewDecision": "candidate.promotion",
+    "check_plan_binding": "candidate.receipt_binding",
+    "plan_binding_issues": "candidate.receipt_binding",
+    "run_receipt_issues": "candidate.receipt_binding",
+    "run_receipt_matches": "candidate.receipt_binding",
     "AgentCandidateBenchmarkInputEvidence": "candidate.receipts",
     "AgentCandidateBenchmarkMaterialEvidence": "candidate.receipts",
     "AgentCandidateCancelledTermination": "candidate.receipts",
@@ -1519,6 +1560,7 @@ _EXPORTS: dict[str, str] = {
     "CandidateVerification": "candidate.verification_result",
     "CandidateVerificationRefused": "candidate.verification_result",
     "CandidateVerifiedContainer": "candidate.verification_result",
+    "CandidateVerifiedLaunch": "candidate.verification_result",
     "VERIFICATION_CHECKS": "candidate.verification_result",
     "VerificationCheck": "candidate.verification_result",
     "ProgressCallback": "candidate.verify",

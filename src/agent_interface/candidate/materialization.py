@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_interface.candidate.execution_plan import AgentCandidateExecutionPlanEvidence
 from agent_interface.candidate.profile_plan import AgentCandidateProfileActivation
+from agent_interface.candidate.receipt_binding import check_plan_binding
 from agent_interface.candidate.receipts import (
     AgentCandidateBenchmarkInputEvidence,
     AgentCandidateMaterializationReceipt,
@@ -25,6 +26,7 @@ from agent_interface.candidate.verification_result import CandidateVerification
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel
+from agent_interface.core.registry import register_wire_models
 
 __all__ = [
     "CandidateContainerSelection",
@@ -93,7 +95,9 @@ def materialization_receipt(
     """The sealed receipt for ``result``; a ``ContractError`` when the facts do not bind.
 
     Active code must have been materialized against a repository (a no-op bundle verified
-    without one only declares its tree, and a receipt would overstate it).
+    without one only declares its tree, and a receipt would overstate it). The plan must
+    launch exactly what the bundle says and the profile plan must come from the bundle's
+    profile (:func:`~agent_interface.candidate.receipt_binding.check_plan_binding`).
     """
     if result.code_kind != "disabled" and not result.repository_checked:
         raise ContractError.single(
@@ -102,6 +106,7 @@ def materialization_receipt(
             "the code tree was not checked against a repository; verify with one first",
             subject="materialization receipt",
         )
+    check_plan_binding(result, context.execution_plan, context.profile_activation)
     material: dict[str, Any] = {
         "kind": "agent-candidate-materialization",
         "digestAlgorithm": "rfc8785-sha256",
@@ -120,3 +125,9 @@ def materialization_receipt(
         if key in wire:
             material[key] = wire[key]
     return AgentCandidateMaterializationReceipt.seal(material)
+
+
+register_wire_models(
+    CandidateContainerSelection=CandidateContainerSelection,
+    CandidateMaterializationContext=CandidateMaterializationContext,
+)

@@ -22,6 +22,7 @@ __all__ = [
     "CandidateVerification",
     "CandidateVerificationRefused",
     "CandidateVerifiedContainer",
+    "CandidateVerifiedLaunch",
     "VerificationCheck",
 ]
 
@@ -109,6 +110,16 @@ class CandidateVerifiedContainer(WireModel):
     index_digest: Sha256Digest | None = None
 
 
+class CandidateVerifiedLaunch(WireModel):
+    """How the bundle launches its candidate (its ``execution`` less the snapshot), so a
+    receipt can check that the execution plan launches exactly that."""
+
+    launch: JsonObject
+    instruction_delivery: JsonObject
+    cwd: JsonObject
+    env: JsonObject | None = None
+
+
 class CandidateVerification(WireModel):
     """A bundle that passed every check, with the facts a materialization receipt binds.
 
@@ -128,5 +139,8 @@ class CandidateVerification(WireModel):
     candidate_workspace: JsonObject | None = None
     entrypoint: CandidateEntrypointEvidence | None = None
     knowledge_manifest_digest: Sha256Digest | None = None
+    profile_digest: Sha256Digest | None = None
+    """RFC 8785 digest of the bundle's ``profile`` (a profile plan's ``sourceProfileDigest``)."""
+    execution: CandidateVerifiedLaunch | None = None
     checks: WireList[VerificationCheck]
     artifacts: WireList[CandidateArtifactRow]

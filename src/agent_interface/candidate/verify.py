@@ -44,6 +44,7 @@ from agent_interface.candidate.verification_result import (
     CandidateVerification,
     CandidateVerificationRefused,
     CandidateVerifiedContainer,
+    CandidateVerifiedLaunch,
 )
 from agent_interface.core.canonical import canonical_bytes, canonical_digest, sha256_bytes
 from agent_interface.core.errors import CanonicalJsonError, ContractError, json_pointer
@@ -132,6 +133,13 @@ def verify_candidate_bundle(
         candidate_workspace=execution.get("workspace"),
         entrypoint=entrypoint,
         knowledge_manifest_digest=None if knowledge is None else knowledge["snapshot"]["digest"],
+        profile_digest=canonical_digest(bundle["profile"]),
+        execution=CandidateVerifiedLaunch(
+            launch=execution["launch"],
+            instruction_delivery=execution["instructionDelivery"],
+            cwd=execution["cwd"],
+            env=execution.get("env"),
+        ),
         checks=VERIFICATION_CHECKS,
         artifacts=tuple(rows),
     )
