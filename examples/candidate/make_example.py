@@ -47,10 +47,40 @@ BASE = {
     "assets/logo.bin": LOGO,
     "docs/notes.md": b"How the demo agent works.\n" * 3,
 }
+AGENT = b"""import json
+import os
+import socket
+import sys
+
+# The instruction arrives on stdin (the bundle's instructionDelivery), then EOF.
+instruction = sys.stdin.read()
+# The evaluator's model endpoint is the only way to a model (the network is blocked).
+endpoint = os.environ["TANGLE_MODEL_ENDPOINT"].removeprefix("unix:")
+with socket.socket(socket.AF_UNIX) as connection:
+    connection.connect(endpoint)
+    connection.sendall(json.dumps({"input": instruction}).encode() + b"\\n")
+    reply = json.loads(connection.makefile("rb").readline())
+answer = "hello, candidate: " + reply["output"]
+with open("answer.txt", "w", encoding="utf-8") as handle:
+    handle.write(answer + "\\n")
+print(answer)
+"""
 CHANGE = {
-    "src/agent.py": b"import sys\n\nprint('hello, candidate', sys.stdin.read())\n",
+    "src/agent.py": AGENT,
     "assets/logo.bin": LOGO[::-1],
 }
+INSTRUCTION = "Greet the evaluator in one line."
+GRADER = json.dumps(
+    {
+        "kind": "agent-interface.output-checks.v1",
+        "checks": [
+            {"name": "greets", "contains": "hello, candidate"},
+            {"name": "asked-the-model", "contains": "echo: Greet the evaluator"},
+            {"name": "one-line", "maxBytes": 200},
+        ],
+    },
+    sort_keys=True,
+).encode()
 
 
 def git(repo: Path, *args: str) -> bytes:
@@ -143,6 +173,44 @@ def candidate_bundle(code: dict[str, Any], workspace: dict[str, bytes]) -> dict[
     )
 
 
+def cid(content: bytes) -> str:
+    """CIDv1, raw codec, sha2-256, base32 (as agent_interface.candidate.cid computes it)."""
+    binary = bytes((0x01, 0x55, 0x12, 0x20)) + hashlib.sha256(content).digest()
+    return "b" + base64.b32encode(binary).decode("ascii").rstrip("=").lower()
+
+
+def task_documents(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The signed task (stdout output, checked by the output-checks grader) and its suite."""
+    store = out / "artifacts"
+    store.mkdir(exist_ok=True)
+    (store / cid(GRADER)).write_bytes(GRADER)
+    material = {
+        "kind": "agent-candidate-benchmark-task",
+        "digestAlgorithm": "rfc8785-sha256",
+        "benchmark": {"name": "demo-bench", "version": "1", "splitDigest": sha256(b"demo-split")},
+        "scenario": {"id": "greet", "kind": "chat", "scenarioDigest": sha256(b"greet")},
+        "instruction": INSTRUCTION,
+        "outcome": {"kind": "output", "mediaType": "text/plain", "maxBytes": 4096},
+        "workspace": snapshot({"TASK.md": INSTRUCTION.encode() + b"\n"}),
+        "grader": {
+            "name": "agent-interface/output-checks",
+            "version": "1",
+            "format": "tangle-grader",
+            "artifact": {"locator": {"kind": "ipfs", "cid": cid(GRADER)}, "sha256": sha256(GRADER),
+                         "byteLength": len(GRADER)},
+        },
+        "model": {"requested": "demo-model", "provider": "local", "model": "echo", "snapshot": "echo-1",
+                  "reasoningEffort": "low"},
+        "attempt": {"maxAttempts": 1, "retryPolicy": "none"},
+        "limits": {"timeoutMs": 60000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10000,
+                   "maxOutputTokens": 10000, "maxTotalTokens": 20000, "maxCostUsd": 0},
+    }
+    task = {**material, "digest": canonical_digest(material)}
+    suite_material = {"kind": "agent-candidate-benchmark-suite", "digestAlgorithm": "rfc8785-sha256",
+                      "taskDigests": [task["digest"]], "reps": 1, "seeds": [0]}
+    return task, {**suite_material, "digest": canonical_digest(suite_material)}
+
+
 def dump(path: Path, document: dict[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
@@ -184,6 +252,39 @@ def make(out: Path) -> None:
     rewritten = patch.replace(b"hello, candidate", b"hello, attacker!")
     tampered = {**code, "patch": {"format": "git-diff-binary", "artifact": embedded(rewritten)}}
     dump(out / "tampered-bundle.json", candidate_bundle(tampered, files))
+    task, suite = task_documents(out)
+    dump(out / "task.json", task)
+    dump(out / "suite.json", suite)
+    dump(out / "context.json", example_context(out))
+
+
+def example_context(out: Path) -> dict[str, Any]:
+    """A CandidateMaterializationContext for bundle.json and task.json, built with the
+    public builders. Its container is a placeholder (``candidate run`` selects this
+    machine's real one) and its model endpoint a fixed example path."""
+    from agent_interface import (  # noqa: PLC0415 - only for this document
+        AgentCandidateBenchmarkSuite,
+        AgentCandidateBenchmarkTask,
+        AgentCandidateBundle,
+    )
+    from agent_interface.candidate.context_builder import (  # noqa: PLC0415
+        CandidateRunPlacement,
+        build_materialization_context,
+    )
+
+    bundle = AgentCandidateBundle.parse_wire((out / "bundle.json").read_bytes())
+    task = AgentCandidateBenchmarkTask.parse_wire((out / "task.json").read_bytes())
+    suite = AgentCandidateBenchmarkSuite.parse_wire((out / "suite.json").read_bytes())
+    placeholder = sha256(b"example local-host image")
+    context, _ = build_materialization_context(bundle, suite, task, CandidateRunPlacement(
+        experiment_digest=canonical_digest({"kind": "agent-interface.local-run", "suite": suite.digest}),
+        execution_id="example-execution",
+        grant_digest=sha256(b"example model grant"),
+        container={"source": "evaluator-task-container", "image": "local-host", "indexDigest": placeholder,
+                   "manifestDigest": placeholder, "platform": {"os": "linux", "architecture": "amd64"}},
+        evaluator_env={"TANGLE_MODEL_ENDPOINT": "unix:/run/tangle/model.sock"},
+    ))
+    return context.to_wire()
 
 
 def main() -> None:

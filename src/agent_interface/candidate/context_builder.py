@@ -37,15 +37,16 @@ __all__ = ["CandidateRunPlacement", "build_benchmark_input", "build_materializat
 def build_benchmark_input(
     suite: AgentCandidateBenchmarkSuite, task: AgentCandidateBenchmarkTask
 ) -> AgentCandidateBenchmarkInputEvidence:
-    """The captured suite and task: their RFC 8785 bytes embedded, digests recomputed."""
+    """The captured suite and task: the RFC 8785 bytes of each without its ``digest``
+    (whose SHA-256 is that digest), embedded; digests recomputed first."""
     suite.verify_digest()
     task.verify_digest()
-    return AgentCandidateBenchmarkInputEvidence.parse_wire(
-        {
-            "suite": {"digest": suite.digest, "material": embed_artifact(canonical_bytes(suite.to_wire())).to_wire()},
-            "task": {"digest": task.digest, "material": embed_artifact(canonical_bytes(task.to_wire())).to_wire()},
-        }
-    )
+
+    def captured(document: AgentCandidateBenchmarkSuite | AgentCandidateBenchmarkTask) -> dict[str, Any]:
+        material = {key: value for key, value in document.to_wire().items() if key != "digest"}
+        return {"digest": document.digest, "material": embed_artifact(canonical_bytes(material)).to_wire()}
+
+    return AgentCandidateBenchmarkInputEvidence.parse_wire({"suite": captured(suite), "task": captured(task)})
 
 
 @dataclass(frozen=True, slots=True)

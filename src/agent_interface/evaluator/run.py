@@ -1,0 +1,395 @@
+"""Run a verified candidate on one task, on this machine, and write its receipts.
+
+:func:`run_candidate` (and :func:`run_candidate_async`) does, in order, stopping at the
+first refusal:
+
+1. **verify** the bundle (the integrity verifier, every check);
+2. **plan**: the run cell, profile plan and activation, execution plan and
+   materialization context, with the public builders of
+   :mod:`agent_interface.candidate.plan_builders`; mint the materialization receipt;
+3. **stage** an exact-process environment (the local provider by default): the task
+   workspace snapshot under the task root, the candidate workspace snapshot under the
+   candidate root (each unpacked safely and compared with its manifest first), the
+   profile files, and the instruction by the plan's delivery (stdin bytes then EOF, one
+   final argv element, or the file ``/tangle/input/task.txt``);
+4. **run** the plan's launch (argv only, the plan's ``env`` as the whole environment,
+   the task's ``timeoutMs``), with the evaluator's model endpoint
+   (:mod:`.model_endpoint`) as the only way to a model;
+5. **capture** and **assemble** (:mod:`.run_evidence`): the run receipt, or an invalid
+   capture when usage, trace, termination, executor capture or task outcome is incomplete.
+
+Everything is written into ``out`` (which must not exist yet) through a temporary
+directory beside it that is renamed at the end: ``materialization-receipt.json``,
+``run-receipt.json`` *or* ``invalid-capture.json``, and ``artifacts/`` (the CID-named
+store holding every referenced artifact). A refusal leaves no ``out``, no environment
+and no process. The local run's limits: the local provider's image is the host
+executable the plan launches (pinned by content), so a bundle that pins a container, a
+task that selects one, a workspace outcome, or isolated memory is refused up front.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import platform
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from agent_interface.candidate.bundle import AgentCandidateBundle
+from agent_interface.candidate.context_builder import (
+    CandidateRunPlacement,
+    build_materialization_context,
+)
+from agent_interface.candidate.execution_plan import (
+    TANGLE_CANDIDATE_TASK_FILE,
+    AgentCandidateExecutionPlanEvidence,
+)
+from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
+from agent_interface.candidate.materialization import materialization_receipt
+from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT, planned_launch
+from agent_interface.candidate.receipts import (
+    AgentCandidateMaterializationReceipt,
+    AgentCandidateRunReceipt,
+)
+from agent_interface.candidate.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
+from agent_interface.candidate.tasks import (
+    AgentCandidateBenchmarkSuite,
+    AgentCandidateBenchmarkTask,
+)
+from agent_interface.candidate.verify import verify_candidate_bundle
+from agent_interface.core.canonical import canonical_digest, sha256_bytes
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import WireModel
+from agent_interface.evaluator.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.grader import parse_output_checks
+from agent_interface.evaluator.local_process import LocalExactProcessProvider
+from agent_interface.evaluator.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.run_evidence import RunCapture, assemble_run
+from agent_interface.evaluator.snapshot import unpack_snapshot
+from agent_interface.evaluator.write_atomic import write_json_atomic
+
+__all__ = ["CandidateRunProgress", "CandidateRunResult", "run_candidate", "run_candidate_async"]
+
+_ARCH: Final = {"x86_64": "amd64", "aarch64": "arm64"}
+_LIFETIME_GRACE_MS: Final = 120_000
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRunProgress:
+    """A progress snapshot while the candidate runs."""
+
+    elapsed_ms: int
+    model_calls: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRunResult:
+    """What a run produced: the plan and materialization receipt, then exactly one of the
+    run receipt or the invalid capture; ``out`` is where they were written."""
+
+    out: Path
+    plan: AgentCandidateExecutionPlanEvidence
+    materialization_receipt: AgentCandidateMaterializationReceipt
+    run_receipt: AgentCandidateRunReceipt | None
+    invalid_capture: CandidateInvalidCapture | None
+
+
+def _refuse(pointer: str, code: str, message: str) -> ContractError:
+    return ContractError.single(pointer, code, message, subject="local candidate run")
+
+
+class _LocalFiles:
+    """Artifacts from a directory of files named by CID or by sha256 hex."""
+
+    def __init__(self, directory: Path | None, store: LocalArtifactStore) -> None:
+        self.directory = directory
+        self.store = store
+
+    def fetch(self, request: ArtifactRequest) -> bytes:
+        sources: list[Any] = [self.store]
+        if self.directory is not None:
+            sources.insert(0, LocalArtifactStore(self.directory))
+        for source in sources:
+            with contextlib.suppress(ResolutionRefused):
+                return bytes(source.fetch(request))
+        if self.directory is not None:
+            path = self.directory / request.digest_hex
+            if path.is_file():
+                with path.open("rb") as handle:
+                    return handle.read(request.byte_length + 1)
+        raise ResolutionRefused("artifact_unavailable", "no local file holds this artifact")
+
+
+def _bytes_of(artifact: Mapping[str, Any], resolver: ArtifactResolver, pointer: str) -> bytes:
+    if artifact.get("encoding") == "base64":
+        data = base64.b64decode(artifact["content"])
+    else:
+        locator = artifact["locator"]
+        data = resolver.fetch(ArtifactRequest(
+            pointer=pointer, kind=locator["kind"],
+            locator={k: str(v) for k, v in locator.items() if k != "kind"},
+            sha256=artifact["sha256"], byte_length=artifact["byteLength"],
+        ))
+    if len(data) != artifact["byteLength"] or sha256_bytes(data) != artifact["sha256"]:
+        raise _refuse(pointer, "artifact_mismatch", "the artifact bytes are not the declared ones")
+    return data
+
+
+def _host_executable(bundle: AgentCandidateBundle) -> str:
+    """The host file the plan's executable names (absolute, or found along the bundle's PATH)."""
+    execution = bundle.execution.to_wire()
+    executable, _ = planned_launch(execution, "/tangle/candidate")
+    if executable.startswith("/"):
+        return executable
+    path = (execution.get("env") or {}).get("PATH", {}).get("value", "")
+    for directory in path.split(":"):
+        candidate = f"{directory.rstrip('/')}/{executable}"
+        if directory.startswith("/") and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise _refuse("/execution/launch", "executable_unavailable",
+                  "the launch's executable is not on this host along the bundle's PATH")
+
+
+def _local_container(image: str) -> dict[str, Any]:
+    digest = image.split("@", 1)[1]
+    return {"source": "evaluator-task-container", "image": "local-host", "indexDigest": digest,
+            "manifestDigest": digest,
+            "platform": {"os": "linux", "architecture": _ARCH.get(platform.machine(), platform.machine())}}
+
+
+def _system_prompt(bundle: AgentCandidateBundle) -> str:
+    prompt = bundle.profile.prompt
+    if prompt is None:
+        return ""
+    return "\n\n".join(text for text in (prompt.system_prompt, prompt.append_system_prompt) if text)
+
+
+def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask) -> None:
+    if bundle.execution.environment.kind == "pinned-container":
+        raise _refuse("/execution/environment", "container_unavailable",
+                      "the local evaluator runs host executables, not the container the bundle pins")
+    if task.evaluator_task_container is not None:
+        raise _refuse("/evaluatorTaskContainer", "container_unavailable",
+                      "the local evaluator runs host executables, not the container the task selects")
+    if task.outcome.kind != "output":
+        raise _refuse("/outcome/kind", "outcome_unsupported",
+                      "the local evaluator captures output outcomes (standard output) only")
+    if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
+        raise _refuse("/execution/launch/interpreter", "executable_unavailable",
+                      "the local evaluator launches entrypoints through a host interpreter only")
+    if bundle.execution.instruction_delivery.kind == "utf8-file":
+        raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
+                      "the local provider does not root processes at the environment, so the fixed "
+                      "task file path would not be the process's path")
+
+
+async def _stage(environment: Any, plan: AgentCandidateExecutionPlanEvidence, bundle: AgentCandidateBundle,
+                 task: AgentCandidateBenchmarkTask, resolver: ArtifactResolver, scratch: Path,
+                 activation_files: list[dict[str, Any]]) -> None:
+    material = plan.material
+    snapshots = [("/workspace", material.workspaces.task_root, task.workspace.to_wire())]
+    if material.candidate_workspace is not None and material.workspaces.candidate_root is not None:
+        snapshots.append(("/execution/workspace", material.workspaces.candidate_root,
+                          material.candidate_workspace.to_wire()))
+    for index, (pointer, root, evidence) in enumerate(snapshots):
+        archive = _bytes_of(evidence["archive"], resolver, pointer + "/archive")
+        target = scratch / f"snapshot-{index}"
+        target.mkdir()
+        for entry in unpack_snapshot(evidence["material"], archive, target, pointer=pointer):
+            data = (target / entry.path).read_bytes()
+            await environment.write_file(f"{root}/{entry.path}", data, mode=entry.mode)
+    target_root = material.workspaces.candidate_root if material.profile.target_workspace == "candidate" \
+        else material.workspaces.task_root
+    for file in activation_files:
+        await environment.write_file(f"{target_root}/{file['path']}", file["content"].encode(), mode=file["mode"])
+
+
+def _launch(plan: AgentCandidateExecutionPlanEvidence, instruction: str) -> dict[str, Any]:
+    material = plan.material
+    launch = material.launch
+    root = material.workspaces.candidate_root if launch.cwd.workspace == "candidate" else material.workspaces.task_root
+    args = [value.value for value in launch.args]
+    request: dict[str, Any] = {
+        "executable": launch.executable,
+        "cwd": root if launch.cwd.path == "." else f"{root}/{launch.cwd.path}",
+        "env": {name: value.value for name, value in launch.env.items()},
+        "timeoutMs": material.limits.timeout_ms,
+    }
+    delivery = material.instruction_delivery.kind
+    if delivery == "argv-append":
+        args.append(instruction)
+    elif delivery == "stdin-utf8":
+        request["stdin"] = instruction
+    request["args"] = args
+    return request
+
+
+def _wire(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, WireModel):
+        return value.to_wire()
+    return dict(value)
+
+
+async def _execute(environment: Any, launch: dict[str, Any], endpoint: ModelEndpoint, timeout_ms: int,
+                   progress: Callable[[CandidateRunProgress], None] | None,
+                   cancel: asyncio.Event | None) -> RunCapture:
+    started = int(time.time() * 1000)
+    process = await environment.process.spawn(launch)
+    waiter = asyncio.ensure_future(process.wait())
+    try:
+        while not waiter.done():
+            done, _ = await asyncio.wait({waiter}, timeout=0.25)
+            if progress is not None:
+                progress(CandidateRunProgress(int(time.time() * 1000) - started, len(endpoint.calls), timeout_ms))
+            if cancel is not None and cancel.is_set() and not done:
+                await process.kill()
+        termination = waiter.result()
+    except BaseException:
+        waiter.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(process.kill())
+        raise
+    ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in endpoint.calls)])
+    if hasattr(process, "output_bytes"):
+        stdout, stderr = await process.output_bytes("stdout"), await process.output_bytes("stderr")
+        dropped = await process.output_dropped()
+    else:
+        stdout = "".join([chunk async for chunk in process.stdout()]).encode()
+        stderr = "".join([chunk async for chunk in process.stderr()]).encode()
+        dropped = {}
+    return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
+                      stderr=stderr, dropped=dropped, calls=list(endpoint.calls),
+                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events))
+
+
+async def run_candidate_async(
+    bundle: bytes | str | Mapping[str, Any],
+    *,
+    repository: str | os.PathLike[str] | None,
+    task: AgentCandidateBenchmarkTask,
+    out: str | os.PathLike[str],
+    suite: AgentCandidateBenchmarkSuite | None = None,
+    artifacts: str | os.PathLike[str] | None = None,
+    model: ModelBackend | None = None,
+    experiment_digest: str | None = None,
+    progress: Callable[[CandidateRunProgress], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    resources: Mapping[str, Any] | None = None,
+) -> CandidateRunResult:
+    """Verify, plan, stage, run, capture and write receipts (see the module docstring).
+
+    ``suite`` defaults to the one-task suite of ``task`` (one repetition, seed 0);
+    ``experiment_digest`` to the digest of ``{kind: "agent-interface.local-run", suite}``;
+    ``model`` to :class:`.EchoModel`; ``cancel``, once set, ends the process as cancelled.
+    Refusals raise ``ContractError`` (``CandidateVerificationRefused`` for the bundle).
+    """
+    target = Path(out)
+    if target.exists():
+        raise _refuse("/out", "output_exists", "the output directory must not exist yet")
+    task.verify_digest()
+    if suite is None:
+        suite = AgentCandidateBenchmarkSuite.seal({"kind": "agent-candidate-benchmark-suite",
+                                                   "digestAlgorithm": "rfc8785-sha256",
+                                                   "taskDigests": [task.digest], "reps": 1, "seeds": [0]})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
+    try:
+        store = LocalArtifactStore(work / "artifacts")
+        resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
+        verification = await asyncio.to_thread(
+            verify_candidate_bundle, bundle, repository=None if repository is None else Path(repository),
+            resolver=resolver)
+        parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
+        _preflight(parsed, task)
+        grader = task.grader
+        checks = parse_output_checks(grader.name, grader.version,
+                                     _bytes_of(grader.artifact.to_wire(), resolver, "/grader/artifact"))
+        endpoint = ModelEndpoint(socket_path=str(scratch / "model.sock"), backend=model or EchoModel(),
+                                 requested=task.model.requested,
+                                 prompt=_system_prompt(parsed),
+                                 max_model_calls=task.limits.max_model_calls,
+                                 max_input_tokens=task.limits.max_input_tokens,
+                                 max_output_tokens=task.limits.max_output_tokens,
+                                 max_total_tokens=task.limits.max_total_tokens)
+        execution_id = "local-" + uuid.uuid4().hex
+        executable = _host_executable(parsed)
+        provider = LocalExactProcessProvider(scratch / "provider", executables=[executable],
+                                             isolation=await _isolation())
+        exact = provider.exact_process
+        if exact is None:
+            raise _refuse("/", "exact_process_unavailable",
+                          "this host cannot block a process's network, so no exact process can run here")
+        grant = canonical_digest({"kind": "agent-interface.local-model-grant.v1", "executionId": execution_id,
+                                  "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
+                                  "endpoint": endpoint.address})
+        placement = CandidateRunPlacement(
+            experiment_digest=experiment_digest or canonical_digest(
+                {"kind": "agent-interface.local-run", "suite": suite.digest}),
+            execution_id=execution_id, grant_digest=grant, container=_local_container(provider.image),
+            evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address},
+            task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
+        )
+        context, plan = build_materialization_context(parsed, suite, task, placement)
+        receipt = materialization_receipt(verification, context)
+        write_json_atomic(work / "materialization-receipt.json", receipt.to_wire())
+        await endpoint.start()
+        environment = None
+        try:
+            environment = await exact.create({
+                "image": provider.image, "egress": {"mode": "blocked"},
+                "maxLifetimeMs": task.limits.timeout_ms + _LIFETIME_GRACE_MS,
+                "resources": dict(resources or {"cpu": 1, "memoryMb": 1024, "diskMb": 256}),
+                "metadata": {"executionId": execution_id}, "idempotencyKey": execution_id,
+            })
+            activation = [f.to_wire() for f in context.profile_activation.files]
+            await _stage(environment, plan, parsed, task, resolver, scratch, activation)
+            if plan.material.instruction_delivery.kind == "utf8-file":
+                await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
+            capture = await _execute(environment, _launch(plan, task.instruction), endpoint,
+                                     task.limits.timeout_ms, progress, cancel)
+            capture.provider, capture.environment_id = provider.name, environment.id
+        finally:
+            await endpoint.close()
+            if environment is not None:
+                await asyncio.shield(environment.destroy())
+            provider.close()
+        outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store)
+        if isinstance(outcome, CandidateInvalidCapture):
+            write_json_atomic(work / "invalid-capture.json", outcome.to_wire())
+        else:
+            write_json_atomic(work / "run-receipt.json", outcome.to_wire())
+        os.rename(work, target)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CandidateRunResult(
+        out=target, plan=plan, materialization_receipt=receipt,
+        run_receipt=None if isinstance(outcome, CandidateInvalidCapture) else outcome,
+        invalid_capture=outcome if isinstance(outcome, CandidateInvalidCapture) else None,
+    )
+
+
+async def _isolation() -> Any:
+    from agent_interface.evaluator.isolation import detect_local_isolation
+
+    return await detect_local_isolation()
+
+
+def run_candidate(bundle: bytes | str | Mapping[str, Any], **options: Any) -> CandidateRunResult:
+    """Synchronous :func:`run_candidate_async` (same keyword arguments)."""
+    return asyncio.run(run_candidate_async(bundle, **options))
+

@@ -1,0 +1,236 @@
+"""Turn what a local run captured into receipt evidence, or into an invalid capture.
+
+:func:`assemble_run` takes the captured facts of one finished process (:class:`RunCapture`:
+termination, output bytes and what was dropped, the endpoint's settled calls, the trace
+events) and either mints the sealed
+:class:`~agent_interface.candidate.receipts.AgentCandidateRunReceipt` or, when any
+evidence a receipt needs is incomplete, the
+:class:`~agent_interface.candidate.invalid_capture.CandidateInvalidCapture` naming it.
+Evidence bytes (trace, executor capture, output, grading evidence) go into the
+:class:`~agent_interface.evaluator.artifact_store.LocalArtifactStore` and are named by CID.
+
+Incomplete evidence, each with its code:
+
+* ``usage``: a model call still in flight when the run ended (``model_call_unsettled``);
+  no call at all through the endpoint (``no_model_calls``: a zero-usage settlement is
+  exactly what the specification forbids minting);
+* ``termination``: the provider reported no terminal reason (``termination_unknown``);
+* ``executorCapture``: output past the capture bound was dropped (``output_truncated``);
+* ``taskOutcome``: an empty output (``task_output_empty``) or one above the task's
+  ``maxBytes`` (``task_output_too_large``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_interface.candidate.execution_plan import AgentCandidateExecutionPlanEvidence
+from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
+from agent_interface.candidate.outcomes import (
+    AgentCandidateBenchmarkResultEvidence,
+    AgentCandidateModelSettlementEvidence,
+    AgentCandidateTaskOutcomeEvidence,
+)
+from agent_interface.candidate.receipt_binding import run_receipt_matches
+from agent_interface.candidate.receipts import (
+    AgentCandidateMaterializationReceipt,
+    AgentCandidateRunReceipt,
+)
+from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
+from agent_interface.evaluator.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.grader import grade_output
+from agent_interface.evaluator.model_endpoint import ModelCallRecord
+
+__all__ = ["RunCapture", "assemble_run"]
+
+
+@dataclass(slots=True)
+class RunCapture:
+    """Everything captured from one process run (times in epoch milliseconds)."""
+
+    started_at_ms: int
+    ended_at_ms: int
+    termination: dict[str, Any] | None
+    stdout: bytes
+    stderr: bytes
+    dropped: dict[str, int]
+    calls: list[ModelCallRecord]
+    unsettled_calls: int
+    events: list[dict[str, Any]] = field(default_factory=list)
+    provider: str = ""
+    environment_id: str = ""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _gaps(capture: RunCapture, task: AgentCandidateBenchmarkTask) -> list[dict[str, str]]:
+    gaps = []
+    if capture.unsettled_calls:
+        gaps.append({"evidence": "usage", "code": "model_call_unsettled",
+                     "message": "a model call was still in flight when the run ended"})
+    if not capture.calls:
+        gaps.append({"evidence": "usage", "code": "no_model_calls",
+                     "message": "no call went through the evaluator's model endpoint; usage cannot be told "
+                                "from a bypass, and a zero-usage receipt is not minted"})
+    if capture.termination is None:
+        gaps.append({"evidence": "termination", "code": "termination_unknown",
+                     "message": "the provider reported no terminal reason"})
+    if any(capture.dropped.values()):
+        gaps.append({"evidence": "executorCapture", "code": "output_truncated",
+                     "message": "output past the capture bound was dropped"})
+    spec = task.outcome
+    if not capture.stdout:
+        gaps.append({"evidence": "taskOutcome", "code": "task_output_empty",
+                     "message": "the task output (standard output) is empty"})
+    elif spec.kind == "output" and len(capture.stdout) > spec.max_bytes:
+        gaps.append({"evidence": "taskOutcome", "code": "task_output_too_large",
+                     "message": "the task output is larger than the task's maxBytes"})
+    return gaps
+
+
+def _trace(capture: RunCapture, plan: AgentCandidateExecutionPlanEvidence) -> bytes:
+    events: list[dict[str, Any]] = [{"event": "run.started", "atMs": capture.started_at_ms, "executionPlanDigest": plan.digest}]
+    events += capture.events
+    events.append({"event": "process.ended", "atMs": capture.ended_at_ms, "termination": capture.termination})
+    events.sort(key=lambda event: event["atMs"])
+    return b"".join(json.dumps(event, sort_keys=True).encode() + b"\n" for event in events)
+
+
+def _settlement(capture: RunCapture, plan: AgentCandidateExecutionPlanEvidence) -> dict[str, Any]:
+    material = plan.material
+    resolved = material.model.resolved
+    limits = material.limits
+    calls = [
+        {
+            "callId": call.call_id, "generationId": call.generation_id, "traceSpanId": call.generation_id,
+            "status": call.status, "model": resolved.model,
+            "startedAtMs": call.started_at_ms, "endedAtMs": call.ended_at_ms,
+            "inputTokens": call.input_tokens, "accountedInputTokens": call.accounted_input_tokens,
+            "outputTokens": call.output_tokens, "cachedInputTokens": call.cached_input_tokens,
+            "reasoningTokens": call.reasoning_tokens, "costUsdNanos": call.cost_usd_nanos,
+            "costProvenance": "observed",
+        }
+        for call in capture.calls
+    ]
+    usage: dict[str, Any] = {
+        "inputTokens": sum(c["accountedInputTokens"] for c in calls),
+        "outputTokens": sum(c["outputTokens"] for c in calls),
+        "cachedInputTokens": sum(c["cachedInputTokens"] for c in calls),
+        "reasoningTokens": sum(c["reasoningTokens"] for c in calls),
+        "modelCalls": len(calls),
+        "costUsdNanos": sum(c["costUsdNanos"] for c in calls),
+        "costProvenance": "observed",
+    }
+    within = (
+        usage["modelCalls"] <= limits.max_model_calls
+        and usage["inputTokens"] <= limits.max_input_tokens
+        and usage["outputTokens"] <= limits.max_output_tokens
+        and (limits.max_total_tokens is None or usage["inputTokens"] + usage["outputTokens"] <= limits.max_total_tokens)
+        and usage["costUsdNanos"] <= limits.max_cost_usd * 1e9
+    )
+    return {
+        "kind": "agent-candidate-model-settlement-material",
+        "executionPlanDigest": plan.digest,
+        "preparationId": material.execution_id[:256],
+        "grantDigest": material.model.access.grant_digest,
+        "closed": True,
+        "usageWithinLimits": within,
+        "resolved": resolved.to_wire(),
+        "usage": usage,
+        "calls": calls,
+    }
+
+
+def _executor_capture(capture: RunCapture, store: LocalArtifactStore) -> bytes:
+    def stream(data: bytes, name: str) -> dict[str, Any]:
+        ref = store.put(data).to_wire()
+        return {"cid": ref["locator"]["cid"], "sha256": ref["sha256"], "byteLength": ref["byteLength"],
+                "dropped": capture.dropped.get(name, 0)}
+
+    return json.dumps({
+        "kind": "agent-interface.local-executor-capture.v1",
+        "provider": capture.provider, "environmentId": capture.environment_id,
+        "termination": capture.termination,
+        "stdout": stream(capture.stdout, "stdout"), "stderr": stream(capture.stderr, "stderr"),
+    }, sort_keys=True).encode()
+
+
+def assemble_run(
+    capture: RunCapture,
+    *,
+    plan: AgentCandidateExecutionPlanEvidence,
+    receipt: AgentCandidateMaterializationReceipt,
+    task: AgentCandidateBenchmarkTask,
+    checks: list[dict[str, Any]],
+    store: LocalArtifactStore,
+) -> AgentCandidateRunReceipt | CandidateInvalidCapture:
+    """The run receipt, or the invalid capture when evidence is incomplete (module docstring)."""
+    material = plan.material
+    trace = store.put(_trace(capture, plan))
+    executor = store.put(_executor_capture(capture, store))
+    gaps = _gaps(capture, task)
+    if gaps:
+        record: dict[str, Any] = {
+            "kind": "agent-interface.candidate-invalid-capture",
+            "bundleDigest": receipt.bundle_digest, "runCellDigest": material.run_cell.digest,
+            "executionPlanDigest": plan.digest, "materializationReceiptDigest": receipt.digest,
+            "missing": sorted({gap["evidence"] for gap in gaps}), "reasons": gaps,
+            "executorCapture": executor.to_wire(), "trace": trace.to_wire(),
+        }
+        if capture.termination is not None:
+            record["termination"] = capture.termination
+        return CandidateInvalidCapture.seal(record)
+    assert task.outcome.kind == "output"
+    settlement = AgentCandidateModelSettlementEvidence.seal(_settlement(capture, plan))
+    output = store.put(capture.stdout)
+    outcome = AgentCandidateTaskOutcomeEvidence.seal({
+        "kind": "agent-candidate-task-outcome-material",
+        "executionPlanDigest": plan.digest,
+        "outcome": {"kind": "output",
+                    "spec": {"mediaType": task.outcome.media_type, "maxBytes": task.outcome.max_bytes},
+                    "artifact": output.to_wire()},
+    })
+    grading_started = max(_now_ms(), capture.ended_at_ms)
+    grade = grade_output(checks, capture.stdout)
+    grading_ended = max(_now_ms(), grading_started)
+    zero = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "reasoningTokens": 0,
+            "modelCalls": 0, "costUsdNanos": 0, "costProvenance": "observed"}
+    result = AgentCandidateBenchmarkResultEvidence.seal({
+        "kind": "agent-candidate-benchmark-result-material",
+        "executionPlanDigest": plan.digest,
+        "taskOutcomeDigest": outcome.digest,
+        "grader": task.grader.to_wire(),
+        "evidence": store.put(grade.evidence).to_wire(),
+        "grading": {"usage": zero, "timing": {"startedAtMs": grading_started, "endedAtMs": grading_ended,
+                                              "durationMs": grading_ended - grading_started}},
+        "score": grade.score,
+        "passed": grade.passed,
+        "dimensions": [{"name": name, "score": score} for name, score in grade.dimensions],
+    })
+    assert capture.termination is not None
+    run = AgentCandidateRunReceipt.seal({
+        "kind": "agent-candidate-run",
+        "digestAlgorithm": "rfc8785-sha256",
+        "bundleDigest": receipt.bundle_digest,
+        "runCellDigest": material.run_cell.digest,
+        "materializationReceiptDigest": receipt.digest,
+        "executionPlanDigest": plan.digest,
+        "timing": {"startedAtMs": capture.started_at_ms, "endedAtMs": capture.ended_at_ms,
+                   "durationMs": capture.ended_at_ms - capture.started_at_ms},
+        "steps": len(capture.calls),
+        "memory": {"mode": "disabled"},
+        "trace": {"artifact": trace.to_wire(), "eventCount": len(capture.events) + 2,
+                  "modelCallCount": len(capture.calls)},
+        "termination": capture.termination,
+        "executorCapture": executor.to_wire(),
+        "modelSettlement": settlement.to_wire(),
+        "taskOutcome": outcome.to_wire(),
+        "benchmarkResult": result.to_wire(),
+    })
+    run_receipt_matches(run, receipt, plan)
+    return run
