@@ -186,3 +186,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="errors as JSON too (the receipt is printed as JSON either way)",
     )
     receipt.set_defaults(handler=cmd_candidate_receipt)
+
+    from agent_interface.cli import candidate_run
+
+    candidate_run.register(actions)

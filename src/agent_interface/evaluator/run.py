@@ -76,7 +76,14 @@ from agent_interface.evaluator.run_evidence import RunCapture, assemble_run
 from agent_interface.evaluator.snapshot import unpack_snapshot
 from agent_interface.evaluator.write_atomic import write_json_atomic
 
-__all__ = ["CandidateRunProgress", "CandidateRunResult", "run_candidate", "run_candidate_async"]
+__all__ = [
+    "CandidateRunProgress",
+    "CandidateRunResult",
+    "fetch_artifact",
+    "local_artifact_resolver",
+    "run_candidate",
+    "run_candidate_async",
+]
 
 _ARCH: Final = {"x86_64": "amd64", "aarch64": "arm64"}
 _LIFETIME_GRACE_MS: Final = 120_000
@@ -110,12 +117,12 @@ def _refuse(pointer: str, code: str, message: str) -> ContractError:
 class _LocalFiles:
     """Artifacts from a directory of files named by CID or by sha256 hex."""
 
-    def __init__(self, directory: Path | None, store: LocalArtifactStore) -> None:
+    def __init__(self, directory: Path | None, store: LocalArtifactStore | None) -> None:
         self.directory = directory
         self.store = store
 
     def fetch(self, request: ArtifactRequest) -> bytes:
-        sources: list[Any] = [self.store]
+        sources: list[Any] = [] if self.store is None else [self.store]
         if self.directory is not None:
             sources.insert(0, LocalArtifactStore(self.directory))
         for source in sources:
@@ -127,6 +134,18 @@ class _LocalFiles:
                 with path.open("rb") as handle:
                     return handle.read(request.byte_length + 1)
         raise ResolutionRefused("artifact_unavailable", "no local file holds this artifact")
+
+
+def local_artifact_resolver(directory: Path | None, store: LocalArtifactStore | None = None) -> ArtifactResolver:
+    """A resolver over local files named by CID or by sha256 hex (and ``store``)."""
+    return _LocalFiles(directory, store)
+
+
+def fetch_artifact(artifact: Mapping[str, Any], resolver: ArtifactResolver | None, pointer: str) -> bytes:
+    """The checked bytes of a captured artifact (embedded, or through ``resolver``)."""
+    if resolver is None and artifact.get("encoding") != "base64":
+        raise _refuse(pointer, "artifact_unavailable", "no resolver for a located artifact")
+    return _bytes_of(artifact, resolver, pointer)  # type: ignore[arg-type]
 
 
 def _bytes_of(artifact: Mapping[str, Any], resolver: ArtifactResolver, pointer: str) -> bytes:
