@@ -1,0 +1,222 @@
+"""``run_candidate`` end to end on the local exact-process provider: receipts that bind,
+invalid capture, distinct terminations, delivery methods, refusals that leave nothing,
+and no stray process."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import io
+import json
+import tarfile
+import os
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_interface.candidate.receipt_binding import run_receipt_matches
+from agent_interface.candidate.receipts import AgentCandidateRunReceipt
+from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
+from agent_interface.core.canonical import canonical_bytes, canonical_digest
+from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.isolation import detect_local_isolation
+from agent_interface.evaluator.run import run_candidate, run_candidate_async
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
+ARTIFACTS = EXAMPLE / "artifacts"
+
+pytestmark = pytest.mark.skipif(
+    not asyncio.run(detect_local_isolation()).blocks_egress, reason="no network namespace on this host"
+)
+
+CALL = """
+import json, os, socket, sys
+def ask(text):
+    with socket.socket(socket.AF_UNIX) as c:
+        c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
+        c.sendall(json.dumps({"input": text}).encode() + b"\\n")
+        return json.loads(c.makefile("rb").readline())["output"]
+"""
+GOOD = CALL + "print('hello, candidate: ' + ask(sys.stdin.read()))\n"
+
+
+def bundle(script: str, *, delivery: str = "stdin-utf8", environment: dict[str, Any] | None = None) -> bytes:
+    delivery_wire: dict[str, Any] = {"kind": delivery}
+    if delivery == "utf8-file":
+        delivery_wire = {"kind": "utf8-file", "env": "TANGLE_CANDIDATE_TASK_PATH", "path": "/tangle/input/task.txt"}
+    material = {
+        "kind": "agent-candidate-bundle", "digestAlgorithm": "rfc8785-sha256",
+        "profile": {"name": "t", "prompt": {"systemPrompt": "Be brief."}},
+        "code": {"kind": "disabled"},
+        "execution": {
+            "harness": "codex", "harnessVersion": "0.1.0",
+            "launch": {"kind": "container-command", "executable": "python3",
+                       "args": [{"kind": "public", "value": "agent.py"}]},
+            "instructionDelivery": delivery_wire,
+            "cwd": {"workspace": "task", "path": "."},
+            "env": {"PATH": {"kind": "public", "value": "/usr/local/bin:/usr/bin:/bin"}},
+            "environment": environment or {"kind": "evaluator-task-container"},
+            "isolation": {"network": "disabled", "remoteIntegrations": "disabled", "candidateSecrets": "disabled"},
+        },
+        "memory": {"mode": "disabled"},
+    }
+    return json.dumps({**material, "digest": canonical_digest(material)}).encode()
+
+
+def snapshot(files: dict[str, bytes]) -> dict[str, Any]:
+    def embedded(content: bytes) -> dict[str, Any]:
+        return {"encoding": "base64", "content": base64.b64encode(content).decode(),
+                "sha256": "sha256:" + hashlib.sha256(content).hexdigest(), "byteLength": len(content)}
+
+    material = {"kind": "agent-candidate-workspace-manifest", "files": [
+        {"path": path, "mode": 0o644, "sha256": "sha256:" + hashlib.sha256(data).hexdigest(),
+         "byteLength": len(data)} for path, data in sorted(files.items())]}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    manifest = canonical_bytes(material)
+    return {"kind": "agent-candidate-workspace-snapshot", "digest": "sha256:" + hashlib.sha256(manifest).hexdigest(),
+            "material": material, "manifest": embedded(manifest), "archive": embedded(buffer.getvalue())}
+
+
+def task(script: str = "", **limits: Any) -> AgentCandidateBenchmarkTask:
+    wire = json.loads((EXAMPLE / "task.json").read_text())
+    wire["limits"].update(limits)
+    wire["workspace"] = snapshot({"agent.py": script.encode()})
+    return AgentCandidateBenchmarkTask.seal(wire)
+
+
+def run(tmp_path: Path, script: str, *, out: str = "out", **options: Any) -> Any:
+    limits = options.pop("limits", {})
+    the_task = task(script, **limits)
+    return run_candidate(bundle(script, delivery=options.pop("delivery", "stdin-utf8")), repository=None,
+                         task=the_task, out=tmp_path / out, artifacts=ARTIFACTS, **options)
+
+
+def test_a_good_run_writes_two_receipts_that_bind(tmp_path: Path) -> None:
+    result = run(tmp_path, GOOD)
+    receipt = result.run_receipt
+    assert receipt is not None and result.invalid_capture is None
+    assert receipt.termination.to_wire() == {"kind": "exit", "exitCode": 0}
+    assert receipt.benchmark_result.material.passed
+    settlement = receipt.model_settlement.material
+    assert settlement.usage.model_calls == 1 and settlement.closed
+    assert settlement.calls[0].accounted_input_tokens > settlement.calls[0].input_tokens  # the system prompt
+    written = AgentCandidateRunReceipt.parse_wire((tmp_path / "out" / "run-receipt.json").read_bytes())
+    run_receipt_matches(written, result.materialization_receipt, result.plan)
+    for ref in (receipt.executor_capture, receipt.trace.artifact):
+        assert (tmp_path / "out" / "artifacts" / ref.to_wire()["locator"]["cid"]).is_file()
+    forged = AgentCandidateRunReceipt.seal({**written.to_wire(), "runCellDigest": "sha256:" + "1" * 64})
+    with pytest.raises(ContractError) as refused:
+        run_receipt_matches(forged, result.materialization_receipt, result.plan)
+    assert "run_cell_mismatch" in {issue.code for issue in refused.value.issues}
+
+
+def test_argv_delivery_appends_one_final_element(tmp_path: Path) -> None:
+    result = run(tmp_path, CALL + "print('hello, candidate: ' + ask(sys.argv[-1]))\n", delivery="argv-append")
+    assert result.run_receipt is not None and result.run_receipt.benchmark_result.material.passed
+
+
+def test_no_model_call_is_invalid_capture_not_a_zero_usage_receipt(tmp_path: Path) -> None:
+    result = run(tmp_path, "print('hello, candidate')\n")
+    assert result.run_receipt is None
+    capture = result.invalid_capture
+    assert capture is not None and "usage" in capture.missing
+    assert [reason.code for reason in capture.reasons] == ["no_model_calls"]
+    assert not (tmp_path / "out" / "run-receipt.json").exists()
+    assert json.loads((tmp_path / "out" / "invalid-capture.json").read_text())["missing"] == ["usage"]
+
+
+def test_timeout_is_a_termination_not_an_exit(tmp_path: Path) -> None:
+    result = run(tmp_path, GOOD + "import time\nsys.stdout.flush()\ntime.sleep(30)\n", limits={"timeoutMs": 1500})
+    assert result.run_receipt is not None
+    assert result.run_receipt.termination.to_wire() == {"kind": "timeout", "timeoutMs": 1500}
+
+
+def test_signal_is_a_termination_not_an_exit(tmp_path: Path) -> None:
+    result = run(tmp_path, GOOD + "import signal\nsys.stdout.flush()\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    assert result.run_receipt is not None
+    assert result.run_receipt.termination.to_wire() == {"kind": "signal", "signal": "SIGKILL"}
+
+
+def test_cancellation_is_a_termination_not_an_exit(tmp_path: Path) -> None:
+    async def cancelled() -> Any:
+        cancel = asyncio.Event()
+        asyncio.get_running_loop().call_later(1.5, cancel.set)
+        return await run_candidate_async(
+            bundle(""), repository=None, task=task(GOOD + "import time\nsys.stdout.flush()\ntime.sleep(30)\n"),
+            out=tmp_path / "out", artifacts=ARTIFACTS, cancel=cancel)
+
+    result = asyncio.run(cancelled())
+    assert result.run_receipt is not None
+    assert result.run_receipt.termination.to_wire() == {"kind": "cancelled"}
+
+
+def _processes_with(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                continue
+    return found
+
+
+def test_a_forked_grandchild_does_not_outlive_the_run(tmp_path: Path) -> None:
+    marker = "grandchild-" + uuid.uuid4().hex
+    script = GOOD + (
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', '{marker}'])\n"
+    )
+    result = run(tmp_path, script)
+    assert result.run_receipt is not None
+    assert _processes_with(marker) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"delivery": "utf8-file"}, "instruction_delivery_unsupported"),
+        ({"environment": {"kind": "pinned-container",
+                          "container": {"image": "ghcr.io/x/y:1", "indexDigest": "sha256:" + "2" * 64}}},
+         "container_unavailable"),
+    ],
+)
+def test_refusals_leave_nothing_behind(tmp_path: Path, options: dict[str, Any], code: str) -> None:
+    document = bundle(GOOD, delivery=options.get("delivery", "stdin-utf8"), environment=options.get("environment"))
+    with pytest.raises(ContractError) as refused:
+        run_candidate(document, repository=None, task=task(GOOD), out=tmp_path / "out", artifacts=ARTIFACTS)
+    assert refused.value.issues[0].code == code
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_tampered_bundle_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    document = json.loads(bundle(GOOD))
+    document["execution"]["harnessVersion"] = "0.2.0"
+    with pytest.raises(ContractError) as refused:
+        run_candidate(json.dumps(document).encode(), repository=None, task=task(GOOD), out=tmp_path / "out",
+                      artifacts=ARTIFACTS)
+    assert refused.value.issues[0].code == "bundle_digest_mismatch"
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_cli_runs_the_example(tmp_path: Path) -> None:
+    clone = tmp_path / "demo"
+    subprocess.run(["git", "clone", "-q", str(EXAMPLE / "repository.bundle"), str(clone)], check=True)
+    from agent_interface.cli.main import main
+
+    code = main(["candidate", "run", str(EXAMPLE / "bundle.json"), "--repository", str(clone), "--task",
+                 str(EXAMPLE / "task.json"), "--suite", str(EXAMPLE / "suite.json"), "--out",
+                 str(tmp_path / "run"), "--artifacts", str(ARTIFACTS), "--json"])
+    assert code == 0
+    assert {"materialization-receipt.json", "run-receipt.json", "artifacts"} <= set(os.listdir(tmp_path / "run"))
