@@ -262,12 +262,12 @@ def example_context(out: Path) -> dict[str, Any]:
     """A CandidateMaterializationContext for bundle.json and task.json, built with the
     public builders. Its container is a placeholder (``candidate run`` selects this
     machine's real one) and its model endpoint a fixed example path."""
-    from agent_interface import (  # noqa: PLC0415 - only for this document
+    from agent_interface import (
         AgentCandidateBenchmarkSuite,
         AgentCandidateBenchmarkTask,
         AgentCandidateBundle,
     )
-    from agent_interface.candidate.context_builder import (  # noqa: PLC0415
+    from agent_interface.candidate.context_builder import (
         CandidateRunPlacement,
         build_materialization_context,
     )

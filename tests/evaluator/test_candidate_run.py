@@ -9,9 +9,9 @@ import base64
 import hashlib
 import io
 import json
-import tarfile
 import os
 import subprocess
+import tarfile
 import uuid
 from pathlib import Path
 from typing import Any
