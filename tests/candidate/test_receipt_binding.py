@@ -12,7 +12,10 @@ import pytest
 
 from agent_interface.candidate.digests import seal_evidence
 from agent_interface.candidate.execution_plan import AgentCandidateExecutionPlanEvidence
-from agent_interface.candidate.materialization import CandidateMaterializationContext, materialization_receipt
+from agent_interface.candidate.materialization import (
+    CandidateMaterializationContext,
+    materialization_receipt,
+)
 from agent_interface.candidate.verification_result import CandidateVerification
 from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.errors import ContractError
