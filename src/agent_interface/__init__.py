@@ -84,6 +84,11 @@ if TYPE_CHECKING:
         relative_path as relative_path,
         same_git_object_format as same_git_object_format,
     )
+    from .candidate.context_builder import (
+        CandidateRunPlacement as CandidateRunPlacement,
+        build_benchmark_input as build_benchmark_input,
+        build_materialization_context as build_materialization_context,
+    )
     from .candidate.digests import (
         is_digestible as is_digestible,
         seal_evidence as seal_evidence,
@@ -133,11 +138,16 @@ if TYPE_CHECKING:
         GitTreeRefused as GitTreeRefused,
         RepositoryUnavailable as RepositoryUnavailable,
     )
+    from .candidate.git_export import (
+        TreeExportLimits as TreeExportLimits,
+        export_tree as export_tree,
+    )
     from .candidate.git_limits import (
         DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
         GitLimits as GitLimits,
     )
     from .candidate.git_tree import (
+        TreeExport as TreeExport,
         materialize_git_patch as materialize_git_patch,
         verify_base_commit as verify_base_commit,
     )
@@ -173,6 +183,11 @@ if TYPE_CHECKING:
         AgentProfileImprovementMeasurement as AgentProfileImprovementMeasurement,
         profile_improvement_execution_cost_usd as profile_improvement_execution_cost_usd,
         profile_improvement_execution_latency_ms as profile_improvement_execution_latency_ms,
+    )
+    from .candidate.invalid_capture import (
+        CandidateCaptureGap as CandidateCaptureGap,
+        CandidateInvalidCapture as CandidateInvalidCapture,
+        CandidateMissingEvidence as CandidateMissingEvidence,
     )
     from .candidate.launch import (
         AgentCandidateArgvAppendDelivery as AgentCandidateArgvAppendDelivery,
@@ -1319,6 +1334,9 @@ _EXPORTS: dict[str, str] = {
     "is_public_config_value": "candidate.common",
     "relative_path": "candidate.common",
     "same_git_object_format": "candidate.common",
+    "CandidateRunPlacement": "candidate.context_builder",
+    "build_benchmark_input": "candidate.context_builder",
+    "build_materialization_context": "candidate.context_builder",
     "is_digestible": "candidate.digests",
     "seal_evidence": "candidate.digests",
     "seal_top_level_digest": "candidate.digests",
@@ -1356,8 +1374,11 @@ _EXPORTS: dict[str, str] = {
     "candidate_execution_latency_ms": "candidate.experiment",
     "GitTreeRefused": "candidate.git_errors",
     "RepositoryUnavailable": "candidate.git_errors",
+    "TreeExportLimits": "candidate.git_export",
+    "export_tree": "candidate.git_export",
     "DEFAULT_GIT_LIMITS": "candidate.git_limits",
     "GitLimits": "candidate.git_limits",
+    "TreeExport": "candidate.git_tree",
     "materialize_git_patch": "candidate.git_tree",
     "verify_base_commit": "candidate.git_tree",
     "HostResolver": "candidate.http_resolver",
@@ -1385,6 +1406,9 @@ _EXPORTS: dict[str, str] = {
     "AgentProfileImprovementMeasurement": "candidate.improvement_comparison",
     "profile_improvement_execution_cost_usd": "candidate.improvement_comparison",
     "profile_improvement_execution_latency_ms": "candidate.improvement_comparison",
+    "CandidateCaptureGap": "candidate.invalid_capture",
+    "CandidateInvalidCapture": "candidate.invalid_capture",
+    "CandidateMissingEvidence": "candidate.invalid_capture",
     "AgentCandidateArgvAppendDelivery": "candidate.launch",
     "AgentCandidateContainer": "candidate.launch",
     "AgentCandidateContainerLaunch": "candidate.launch",

@@ -86,9 +86,11 @@ def _index(entries: list[tuple[bytes, int, int]], pack_checksum: bytes, algorith
     return bytes(out) + hashlib.new(algorithm, out).digest()
 
 
-def _verified(
+def verified_object(
     answer: tuple[str, bytes] | None, object_id: str, algorithm: str, absent: GitTreeRefused
 ) -> tuple[str, bytes]:
+    """``answer`` (a ``cat-file`` type and content) once its bytes hash to ``object_id``;
+    ``absent`` is raised for a missing object."""
     if answer is None:
         raise absent
     kind, content = answer
@@ -103,7 +105,7 @@ def _verified(
 def read_base_commit(batch: CatFileBatch, algorithm: str, base_commit: str, base_tree: str) -> bytes:
     """The base commit's verified bytes; refused unless it is a commit naming ``base_tree``."""
     absent = GitTreeRefused("base_commit_absent", "the base commit is not in the repository")
-    kind, content = _verified(batch.read([base_commit])[0], base_commit, algorithm, absent)
+    kind, content = verified_object(batch.read([base_commit])[0], base_commit, algorithm, absent)
     if kind != "commit":
         raise absent
     if content.split(b"\n", 1)[0] != b"tree " + base_tree.encode():
@@ -126,15 +128,20 @@ def is_tree_mode(mode: bytes) -> bool:
     return mode == b"40000" or mode.lstrip(b"0") == b"40000"  # old trees pad modes with 0
 
 
-def tree_entries(content: bytes, width: int) -> dict[bytes, tuple[bytes, str]]:
-    """Each entry of a tree object: name to mode and id."""
-    entries: dict[bytes, tuple[bytes, str]] = {}
+def tree_entry_list(content: bytes, width: int) -> list[tuple[bytes, bytes, str]]:
+    """Each entry of a tree object in its order: name, mode and id (duplicates kept)."""
+    entries: list[tuple[bytes, bytes, str]] = []
     pos = 0
     while pos < len(content):
         start = pos
         mode, nul, pos = _entry_end(content, pos, width)
-        entries[content[start + len(mode) + 1 : nul]] = (mode, content[nul + 1 : pos].hex())
+        entries.append((content[start + len(mode) + 1 : nul], mode, content[nul + 1 : pos].hex()))
     return entries
+
+
+def tree_entries(content: bytes, width: int) -> dict[bytes, tuple[bytes, str]]:
+    """Each entry of a tree object: name to mode and id."""
+    return {name: (mode, object_id) for name, mode, object_id in tree_entry_list(content, width)}
 
 
 def copy_base_objects(
@@ -165,7 +172,7 @@ def copy_base_objects(
     for start in range(0, len(wanted_trees), _ROUND):
         round_ids = wanted_trees[start : start + _ROUND]
         for object_id, answer in zip(round_ids, batch.read(round_ids), strict=True):
-            kind, content = _verified(answer, object_id, copy.algorithm, absent)
+            kind, content = verified_object(answer, object_id, copy.algorithm, absent)
             if kind != "tree":
                 raise absent
             copy.add(object_id, kind, content)
@@ -178,7 +185,7 @@ def copy_base_objects(
     for start in range(0, len(wanted), _ROUND):
         round_ids = wanted[start : start + _ROUND]
         for object_id, answer in zip(round_ids, batch.read(round_ids), strict=True):
-            kind, content = _verified(answer, object_id, copy.algorithm, unreadable)
+            kind, content = verified_object(answer, object_id, copy.algorithm, unreadable)
             copy.add(object_id, kind, content)
 
 

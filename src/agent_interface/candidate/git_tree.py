@@ -21,10 +21,12 @@ from __future__ import annotations
 import re
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.candidate.git_export import TreeExportLimits, export_tree
 from agent_interface.candidate.git_limits import DEFAULT_GIT_LIMITS, GitLimits
 from agent_interface.candidate.git_objects import ObjectCopy, copy_base_objects, read_base_commit
 from agent_interface.candidate.git_patch import binary_gate, patch_names
@@ -36,12 +38,23 @@ from agent_interface.candidate.git_sandbox import GitSandbox
 __all__ = [
     "GitTreeRefused",
     "RepositoryUnavailable",
+    "TreeExport",
     "materialize_git_patch",
     "verify_base_commit",
 ]
 
 _WIDTHS: Final = {"sha1": 40, "sha256": 64}
 _OBJECT_ID: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@dataclass(slots=True)
+class TreeExport:
+    """A request to also write the verified tree into ``into`` (an empty directory) within
+    ``limits``; ``files`` is set to the number of files and links written."""
+
+    into: Path
+    limits: TreeExportLimits = field(default_factory=TreeExportLimits)
+    files: int = -1
 
 
 def _open(
@@ -77,13 +90,22 @@ def verify_base_commit(
     base_commit: str,
     base_tree: str,
     limits: GitLimits | None = None,
+    export: TreeExport | None = None,
 ) -> None:
-    """Refuse unless ``base_commit`` is a commit of ``repository`` whose tree is ``base_tree``."""
+    """Refuse unless ``base_commit`` is a commit of ``repository`` whose tree is ``base_tree``.
+
+    With ``export``, the base tree is then written into ``export.into``
+    (:func:`~agent_interface.candidate.git_export.export_tree`) in the same sandbox.
+    """
     limits = limits or DEFAULT_GIT_LIMITS
     with tempfile.TemporaryDirectory(prefix="agent-interface-tree-") as scratch:
         sandbox, store = _open(repository, Path(scratch), limits, base_commit, base_tree)
         with sandbox.batch(store.objects) as batch:
             read_base_commit(batch, store.object_format, base_commit, base_tree)
+        if export is not None:
+            export.files = export_tree(
+                sandbox, store.objects, store.object_format, base_tree, export.into, export.limits
+            )
 
 
 def materialize_git_patch(
@@ -93,11 +115,17 @@ def materialize_git_patch(
     base_tree: str,
     patch: bytes,
     limits: GitLimits | None = None,
+    export: TreeExport | None = None,
+    expected_tree: str | None = None,
 ) -> str:
     """The tree id Git produces by applying ``patch`` to ``base_tree``, or a refusal.
 
     ``base_commit`` must be a commit of ``repository`` whose tree is ``base_tree``;
     ``limits`` defaults to :data:`~agent_interface.candidate.git_limits.DEFAULT_GIT_LIMITS`.
+    With ``export``, the resulting tree is then written into ``export.into``
+    (:func:`~agent_interface.candidate.git_export.export_tree`) in the same sandbox,
+    under the same deadline, once the tree is ``expected_tree`` (when given; another tree
+    is refused as ``candidate_tree_mismatch`` and nothing is written).
     """
     limits = limits or DEFAULT_GIT_LIMITS
     names = _check_patch(patch, limits)
@@ -120,4 +148,12 @@ def materialize_git_patch(
         if not written.ok or not _OBJECT_ID.fullmatch(tree):
             raise GitTreeRefused("write_tree_failed", "git could not write the resulting tree")
         check_result(copy, sandbox.objects, base_tree, tree, limits)
+        if expected_tree is not None and tree != expected_tree:
+            raise GitTreeRefused(
+                "candidate_tree_mismatch", "applying the patch to the base tree gives a different tree"
+            )
+        if export is not None:
+            export.files = export_tree(
+                sandbox, store.objects, store.object_format, tree, export.into, export.limits
+            )
     return tree

@@ -35,7 +35,7 @@ from typing import Any
 from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.git_errors import GitTreeRefused, RepositoryUnavailable
 from agent_interface.candidate.git_limits import GitLimits
-from agent_interface.candidate.git_tree import materialize_git_patch, verify_base_commit
+from agent_interface.candidate.git_tree import TreeExport, materialize_git_patch, verify_base_commit
 from agent_interface.candidate.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
 from agent_interface.candidate.verification_result import (
     VERIFICATION_CHECKS,
@@ -60,6 +60,7 @@ _GIT_POINTERS = {
     "base_commit_absent": "/code/baseCommit",
     "base_tree_mismatch": "/code/baseTree",
     "base_tree_absent": "/code/baseTree",
+    "candidate_tree_mismatch": "/code/candidateTree",
     "git_timeout": "/code",
     "git_output_too_large": "/code",
     "git_resource_limit": "/code",
@@ -91,6 +92,7 @@ def verify_candidate_bundle(
     resolver: ArtifactResolver | None = None,
     progress: ProgressCallback | None = None,
     git_limits: GitLimits | None = None,
+    code_export: TreeExport | None = None,
 ) -> CandidateVerification:
     """Verify a candidate bundle; raise :class:`CandidateVerificationRefused` on the first failure.
 
@@ -99,6 +101,9 @@ def verify_candidate_bundle(
     repository root). ``resolver`` fetches external artifacts; the default is the
     SSRF-safe HTTP resolver. ``git_limits`` bounds the code-state check (sizes, time,
     memory; :data:`~agent_interface.candidate.git_limits.DEFAULT_GIT_LIMITS` when absent).
+    ``code_export`` also writes the verified code tree (the candidate tree, or the base tree
+    of no-op code) into its directory, in the same Git sandbox as the check; it is left
+    untouched for disabled code, or no-op code checked without a repository.
     """
     schema = _bundle_schema()
     try:
@@ -110,7 +115,7 @@ def verify_candidate_bundle(
     fetched: dict[str, bytes] = {}
     rows = _check_local_artifacts(bundle, fetched, progress)
     rows += _check_external_artifacts(bundle, fetched, resolver, progress)
-    tree, repository_checked = _check_code(bundle["code"], repository, git_limits)
+    tree, repository_checked = _check_code(bundle["code"], repository, git_limits, code_export)
     _check_snapshots(bundle, fetched)
     entrypoint = _check_entrypoint(bundle["execution"])
 
@@ -346,7 +351,10 @@ def _row(artifact: _Artifact, source: Any, progress: ProgressCallback | None) ->
 
 
 def _check_code(
-    code: Mapping[str, Any], repository: Path | str | None, limits: GitLimits | None
+    code: Mapping[str, Any],
+    repository: Path | str | None,
+    limits: GitLimits | None,
+    export: TreeExport | None,
 ) -> tuple[str | None, bool]:
     """The materialized tree and whether a repository confirmed it."""
     kind = code["kind"]
@@ -358,7 +366,7 @@ def _check_code(
                 return code["baseTree"], False
             verify_base_commit(
                 repository, base_commit=code["baseCommit"], base_tree=code["baseTree"],
-                limits=limits,
+                limits=limits, export=export,
             )
             return code["baseTree"], True
         if repository is None:
@@ -372,9 +380,13 @@ def _check_code(
             base_tree=code["baseTree"],
             patch=patch,
             limits=limits,
+            export=export,
+            expected_tree=code["candidateTree"],
         )
     except GitTreeRefused as exc:
         default = "/code/repository" if exc.code.startswith("repository_") else "/code/patch/artifact"
+        if exc.code.startswith("tree_"):  # refused while writing the verified tree out
+            default = "/code/candidateTree" if kind == "git-patch" else "/code/baseTree"
         pointer = _GIT_POINTERS.get(exc.code, default)
         raise CandidateVerificationRefused.at("code_state", pointer, exc.code, exc.reason) from None
     if tree != code["candidateTree"]:

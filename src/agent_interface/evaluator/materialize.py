@@ -5,14 +5,13 @@
 directory ``into`` (absent, or empty):
 
 * ``code/``: the candidate tree for git-patch code, the base tree for no-op code
-  (nothing for disabled code, which has no tree). Git renders the tree as a tar
-  (``git archive``, through the verifier's own hardened Git invocation); it is unpacked
-  safely (:mod:`.safe_tar`) as plain files with their modes (``0o644``, or ``0o755`` for
-  executables). Symbolic links are written only when their target stays inside
-  ``code/``; submodules are refused (``tree_submodule``: their content is not in the
-  repository). The Git tree id of ``code/`` is then computed again here
-  (:mod:`.tree_hash`), independently of Git, and must equal the verified tree
-  (``tree_mismatch``).
+  (nothing for disabled code, which has no tree), written by the verifier itself in the
+  same Git sandbox that checked it
+  (:func:`~agent_interface.candidate.git_export.export_tree`: every object hashed again,
+  plain files with their modes, symbolic links only when they resolve inside ``code/``,
+  submodules refused, sizes bounded by :class:`TreeExportLimits`). The Git tree id of
+  ``code/`` is then computed again here (:mod:`.tree_hash`), independently of Git, and
+  must equal the verified tree (``tree_mismatch``).
 * ``workspace/`` and ``knowledge/``: the candidate workspace and knowledge snapshots,
   unpacked safely and compared with their manifests (:mod:`.snapshot`).
 
@@ -31,14 +30,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
-from agent_interface.candidate.git_tree import git_tree_archive
+from agent_interface.candidate.git_export import TreeExportLimits
+from agent_interface.candidate.git_limits import GitLimits
+from agent_interface.candidate.git_tree import TreeExport
 from agent_interface.candidate.resolver import ArtifactResolver
 from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireInt, WireModel
 from agent_interface.core.registry import register_wire_models
-from agent_interface.evaluator.safe_tar import ArchiveRefused, unpack_tar
 from agent_interface.evaluator.snapshot import unpack_snapshot
 from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
 
@@ -69,27 +69,10 @@ def _snapshot_bytes(artifact: Mapping[str, Any], fetch: Any) -> bytes:
     return bytes(fetch(artifact))
 
 
-def _write_code(code: Mapping[str, Any], tree: str, repository: Path, target: Path) -> int:
-    patch = None
-    if code["kind"] == "git-patch":
-        patch = base64.b64decode(code["patch"]["artifact"]["content"])
-    archived_tree, archive = git_tree_archive(
-        repository, base_commit=code["baseCommit"], base_tree=code["baseTree"], patch=patch
-    )
-    if archived_tree != tree:
-        raise _refuse("/code", "tree_mismatch", "git produced another tree than the verified one")
-    target.mkdir()
-    try:
-        entries = unpack_tar(archive, target, allow_symlinks=True)
-    except ArchiveRefused as error:
-        raise _refuse("/code", error.code, error.issues[0].message) from None
-    for directory, _subdirs, files in os.walk(target):
-        if not files and not _subdirs and Path(directory) != target:
-            raise _refuse("/code", "tree_submodule", "the tree holds a submodule, whose content is not here")
+def _check_code(target: Path, tree: str) -> None:
     object_format = "sha256" if len(tree) == 64 else "sha1"
     if git_tree_id_of_directory(target, object_format) != tree:
         raise _refuse("/code", "tree_mismatch", "the written files do not have the verified tree id")
-    return len(entries)
 
 
 def materialize_candidate(
@@ -99,8 +82,14 @@ def materialize_candidate(
     into: str | os.PathLike[str],
     artifacts: str | os.PathLike[str] | None = None,
     resolver: ArtifactResolver | None = None,
+    git_limits: GitLimits | None = None,
+    tree_limits: TreeExportLimits | None = None,
 ) -> CandidateMaterialized:
-    """Verify ``bundle`` and write its files into ``into`` (see the module docstring)."""
+    """Verify ``bundle`` and write its files into ``into`` (see the module docstring).
+
+    ``git_limits`` bounds the verifier's Git check (and the export, which shares its
+    deadline); ``tree_limits`` the written code tree.
+    """
     target = Path(into)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise _refuse("/into", "into_not_empty", "the target must be absent or an empty directory")
@@ -108,20 +97,26 @@ def materialize_candidate(
         from agent_interface.evaluator.run import local_artifact_resolver
 
         resolver = local_artifact_resolver(Path(artifacts))
-    verified = verify_candidate_bundle(
-        bundle, repository=None if repository is None else Path(repository), resolver=resolver
-    )
     parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
     wire = parsed.to_wire()
+    if wire["code"]["kind"] != "disabled" and repository is None:
+        raise _refuse("/code", "repository_required",
+                      "writing the code tree needs the repository that holds its base commit")
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
+        export = TreeExport(work / "code", tree_limits or TreeExportLimits())
+        if wire["code"]["kind"] != "disabled":
+            export.into.mkdir()
+        verified = verify_candidate_bundle(
+            bundle, repository=None if repository is None else Path(repository), resolver=resolver,
+            git_limits=git_limits, code_export=export,
+        )
         result: dict[str, Any] = {"bundleDigest": verified.bundle_digest, "codeKind": verified.code_kind}
-        if verified.code_kind != "disabled" and verified.materialized_tree is not None:
-            assert repository is not None
+        if verified.materialized_tree is not None:
+            _check_code(export.into, verified.materialized_tree)
             result["tree"] = verified.materialized_tree
-            result["treeFiles"] = _write_code(wire["code"], verified.materialized_tree, Path(repository),
-                                              work / "code")
+            result["treeFiles"] = export.files
 
         def fetch(artifact: Mapping[str, Any]) -> bytes:
             from agent_interface.evaluator.run import fetch_artifact
