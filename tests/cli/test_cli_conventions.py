@@ -37,6 +37,7 @@ def test_the_leaf_commands_are_the_documented_ones() -> None:
     assert set(COMMANDS) == {
         "validate", "digest", "schema list", "schema export", "check", "measure",
         "profile digest", "kb compose", "candidate verify", "candidate receipt",
+        "candidate materialize", "candidate run",
     }
 
 
@@ -82,6 +83,17 @@ def _error_cases(tmp_path: Path) -> list[tuple[list[str], str]]:
         (["candidate", "verify", missing], "file_not_found"),
         (["candidate", "verify", str(EXAMPLES / "candidate" / "bundle.json"), "--artifacts", missing], "not_a_directory"),
         (["candidate", "receipt", missing, "--context", missing], "file_not_found"),
+        (["candidate", "materialize", missing, "--into", str(tmp_path / "into")], "file_not_found"),
+        (["candidate", "materialize", str(EXAMPLES / "candidate" / "bundle.json"), "--into",
+          str(tmp_path / "into"), "--artifacts", missing], "not_a_directory"),
+        (["candidate", "materialize", str(EXAMPLES / "candidate" / "bundle.json"), "--into",
+          str(tmp_path / "into"), "--repository", str(tmp_path / "nowhere")], "repository_unavailable"),
+        (["candidate", "run", missing, "--task", missing, "--out", str(tmp_path / "out")], "file_not_found"),
+        (["candidate", "run", str(EXAMPLES / "candidate" / "bundle.json"), "--task",
+          str(EXAMPLES / "candidate" / "task.json"), "--out", str(tmp_path / "out"),
+          "--repository", str(tmp_path / "nowhere")], "repository_unavailable"),
+        (["candidate", "materialize", str(PROFILE)], "usage"),
+        (["candidate", "materialize", str(PROFILE), "--into", directory, "--max-files", "0"], "usage"),
         (["check", str(tmp_path / "nowhere")], "directory_not_found"),
         (["check", str(PROFILE)], "not_a_directory"),
         (["schema", "export", str(PROFILE)], "not_a_directory"),

@@ -4,72 +4,96 @@
 [--artifacts DIR] [--json]`` verifies, plans, runs the candidate in a local exact-process
 environment and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
 ``invalid-capture.json``) into ``DIR``. While it runs, a progress line is drawn on stderr
-when stderr is a terminal. Exit codes: 0 receipts written, 1 refused (check, JSON Pointer
-and rule on stderr), 2 unusable input, 3 invalid capture (``invalid-capture.json`` names
-what is missing).
+when stderr is a terminal (never with ``--json``).
 
 ``candidate materialize BUNDLE --repository PATH --into DIR [--artifacts DIR] [--json]``
-verifies, then writes the bundle's snapshots into ``DIR`` (see
-``agent_interface.evaluator.materialize``). Exit codes as for ``candidate verify``.
+verifies, then writes the code tree and the bundle's snapshots into ``DIR`` (see
+``agent_interface.evaluator.materialize``).
+
+Both follow the CLI conventions (:mod:`agent_interface.cli.conventions`): exit 0 done,
+1 refused (the check, JSON Pointer and rule; with ``--json`` the refusal document on
+stdout), 2 not run (unreadable input, an unusable repository, bad usage; with ``--json``
+the error document), and for ``run`` 3 invalid capture (``invalid-capture.json`` names
+what is missing).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
-from agent_interface.candidate.git_tree import RepositoryUnavailable
-from agent_interface.candidate.tasks import (
-    AgentCandidateBenchmarkSuite,
-    AgentCandidateBenchmarkTask,
-)
-from agent_interface.candidate.verification_result import CandidateVerificationRefused
-from agent_interface.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_UNREADABLE
-from agent_interface.core.errors import ContractError
+from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
 
 __all__ = ["EXIT_INVALID_CAPTURE", "cmd_candidate_materialize", "cmd_candidate_run", "register"]
 
 EXIT_INVALID_CAPTURE = 3
 
+_RUN_EXIT_HELP = (
+    "besides the exit statuses below:\n"
+    "  3  invalid capture: the run ended but its evidence is incomplete (invalid-capture.json)"
+)
+_MIB = 1 << 20
 
-def _read(source: str) -> bytes | None:
-    from agent_interface.cli.main import Unreadable, parse_json_bytes, read_bytes
 
-    try:
-        data = read_bytes(source)
-        parse_json_bytes(data, source)
-    except Unreadable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return None
+def _read(source: str) -> bytes:
+    """The bytes of a JSON document; an unreadable one raises ``CommandError`` (exit 2)."""
+    from agent_interface.cli.main import parse_json_bytes, read_bytes
+
+    data = read_bytes(source)
+    parse_json_bytes(data, source)
     return data
 
 
-def _refused(source: str, error: ContractError) -> int:
+def _directory(path: str | None) -> Path | None:
+    if path is not None and not Path(path).is_dir():
+        raise CommandError("not_a_directory", "not a directory", document=path)
+    return None if path is None else Path(path)
+
+
+def _refused(args: argparse.Namespace, document: str, error: Any) -> int:
+    """Print a refusal (a ``ContractError``, with its check when the verifier refused)."""
     check = getattr(error, "check", None)
-    print(f"{source}: refused" + (f" at check {check}" if check else ""), file=sys.stderr)
+    if args.json:
+        payload: dict[str, Any] = {"document": document, "verdict": "refused"}
+        if check is not None:
+            payload["check"] = check
+        payload["issues"] = [issue.to_dict() for issue in error.issues]
+        emit_json(payload)
+        return EXIT_REFUSED
+    print(f"{document}: refused" + (f" at check {check}" if check else ""), file=sys.stderr)
     for issue in error.issues:
         print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
     return EXIT_REFUSED
 
 
+def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(summary)
+        return
+    import json
+
+    for key, value in summary.items():
+        shown = json.dumps(value) if isinstance(value, dict | list) else value
+        print(f"{key:24} {shown}")
+
+
 class _ProgressLine:
     """One line on a terminal, redrawn in place; nothing when stderr is not a terminal."""
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
         self.drawn = False
 
-    def __call__(self, progress: object) -> None:
+    def __call__(self, progress: Any) -> None:
         if not self.enabled:
             return
-        elapsed = getattr(progress, "elapsed_ms", 0) / 1000
-        limit = getattr(progress, "timeout_ms", 0) / 1000
-        calls = getattr(progress, "model_calls", 0)
-        sys.stderr.write(f"\rrunning {elapsed:6.1f}s of {limit:.0f}s  model calls {calls}  ")
+        elapsed = progress.elapsed_ms / 1000
+        limit = progress.timeout_ms / 1000
+        sys.stderr.write(f"\rrunning {elapsed:6.1f}s of {limit:.0f}s  model calls {progress.model_calls}  ")
         sys.stderr.flush()
         self.drawn = True
 
@@ -79,30 +103,51 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
+def _git_limits(args: argparse.Namespace) -> Any:
+    from agent_interface.candidate.git_limits import GitLimits
+
+    if args.git_timeout is None and args.max_blob_mib is None:
+        return None
+    options: dict[str, Any] = {}
+    if args.git_timeout is not None:
+        options["timeout_seconds"] = args.git_timeout
+    if args.max_blob_mib is not None:
+        options["max_blob_bytes"] = args.max_blob_mib * _MIB
+    return GitLimits(**options)
+
+
 def cmd_candidate_run(args: argparse.Namespace) -> int:
     """``candidate run``: see the module docstring."""
+    from agent_interface.candidate.git_tree import RepositoryUnavailable
+    from agent_interface.candidate.tasks import (
+        AgentCandidateBenchmarkSuite,
+        AgentCandidateBenchmarkTask,
+    )
+    from agent_interface.core.errors import ContractError
     from agent_interface.evaluator.run import run_candidate_async
 
     bundle = _read(args.bundle)
     task_bytes = _read(args.task)
-    suite_bytes = _read(args.suite) if args.suite else b""
-    if bundle is None or task_bytes is None or suite_bytes is None:
-        return EXIT_UNREADABLE
-    if args.artifacts is not None and not Path(args.artifacts).is_dir():
-        print(f"agent-interface: {args.artifacts}: not a directory", file=sys.stderr)
-        return EXIT_UNREADABLE
-    progress = _ProgressLine()
+    suite_bytes = _read(args.suite) if args.suite else None
+    artifacts = _directory(args.artifacts)
+    try:
+        task = AgentCandidateBenchmarkTask.parse_wire(task_bytes)
+    except ContractError as error:
+        return _refused(args, args.task, error)
+    try:
+        suite = None if suite_bytes is None else AgentCandidateBenchmarkSuite.parse_wire(suite_bytes)
+    except ContractError as error:
+        return _refused(args, args.suite, error)
+    progress = _ProgressLine(not args.json)
 
-    async def run() -> object:
+    async def run() -> Any:
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         try:
-            task = AgentCandidateBenchmarkTask.parse_wire(task_bytes)
-            suite = AgentCandidateBenchmarkSuite.parse_wire(suite_bytes) if suite_bytes else None
             return await run_candidate_async(
                 bundle, repository=args.repository, task=task, suite=suite, out=args.out,
-                artifacts=args.artifacts, progress=progress, cancel=cancel,
+                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args),
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -110,17 +155,14 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(run())
     except RepositoryUnavailable as exc:
+        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
+    except ContractError as error:
+        return _refused(args, args.bundle, error)
+    finally:
         progress.finish()
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    except (CandidateVerificationRefused, ContractError) as error:
-        progress.finish()
-        return _refused(args.bundle, error)
-    progress.finish()
-    from agent_interface.evaluator.run import CandidateRunResult
-
-    assert isinstance(result, CandidateRunResult)
-    summary: dict[str, object] = {
+    summary: dict[str, Any] = {
+        "document": args.bundle,
+        "verdict": "ran" if result.run_receipt is not None else "invalid-capture",
         "out": str(result.out),
         "materializationReceipt": result.materialization_receipt.digest,
         "executionPlan": result.plan.digest,
@@ -130,60 +172,97 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         summary.update(runReceipt=result.run_receipt.digest, termination=result.run_receipt.termination.to_wire(),
                        score=material.score, passed=material.passed)
     else:
-        assert result.invalid_capture is not None
         summary.update(invalidCapture=result.invalid_capture.digest,
                        missing=list(result.invalid_capture.missing),
                        reasons=[reason.code for reason in result.invalid_capture.reasons])
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        for key, value in summary.items():
-            print(f"{key:24} {value if not isinstance(value, (dict, list)) else json.dumps(value)}")
+    _print_summary(summary, args.json)
     return EXIT_OK if result.run_receipt is not None else EXIT_INVALID_CAPTURE
 
 
 def cmd_candidate_materialize(args: argparse.Namespace) -> int:
     """``candidate materialize``: see the module docstring."""
+    from agent_interface.candidate.git_export import TreeExportLimits
+    from agent_interface.candidate.git_tree import RepositoryUnavailable
+    from agent_interface.core.errors import ContractError
     from agent_interface.evaluator.materialize import materialize_candidate
 
     bundle = _read(args.bundle)
-    if bundle is None:
-        return EXIT_UNREADABLE
-    if args.artifacts is not None and not Path(args.artifacts).is_dir():
-        print(f"agent-interface: {args.artifacts}: not a directory", file=sys.stderr)
-        return EXIT_UNREADABLE
+    artifacts = _directory(args.artifacts)
+    defaults = TreeExportLimits()
+    tree_limits = TreeExportLimits(
+        max_entries=args.max_files or defaults.max_entries,
+        max_file_bytes=(args.max_file_mib or 0) * _MIB or defaults.max_file_bytes,
+        max_total_bytes=(args.max_total_mib or 0) * _MIB or defaults.max_total_bytes,
+    )
     try:
-        result = materialize_candidate(bundle, repository=args.repository, into=args.into,
-                                       artifacts=args.artifacts)
+        result = materialize_candidate(bundle, repository=args.repository, into=args.into, artifacts=artifacts,
+                                       git_limits=_git_limits(args), tree_limits=tree_limits)
     except RepositoryUnavailable as exc:
-        print(f"agent-interface: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    except (CandidateVerificationRefused, ContractError) as error:
-        return _refused(args.bundle, error)
-    if args.json:
-        print(json.dumps(result.to_wire(), indent=2))
-    else:
-        for key, value in result.to_wire().items():
-            print(f"{key:24} {value if not isinstance(value, (dict, list)) else json.dumps(value)}")
+        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
+    except ContractError as error:
+        return _refused(args, args.bundle, error)
+    _print_summary({"document": args.bundle, "verdict": "materialized", "into": args.into, **result.to_wire()},
+                   args.json)
     return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bundle", metavar="BUNDLE.json", help="candidate bundle, or - for stdin")
+    parser.add_argument("--repository", metavar="PATH", help="local clone holding the bundle's base commit")
+    parser.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by CID or sha256 hex")
+    parser.add_argument("--git-timeout", metavar="SECONDS", type=_seconds,
+                        help="deadline of the Git check and tree export (default 120)")
+    parser.add_argument("--max-blob-mib", metavar="MIB", type=_positive,
+                        help="largest blob a patch may write or declare (default 64)")
 
 
 def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``run`` and ``materialize`` under ``candidate``."""
-    run = actions.add_parser("run", help="verify, run the candidate on a task locally, and write its receipts")
-    run.add_argument("bundle", metavar="BUNDLE.json")
-    run.add_argument("--repository", metavar="PATH", help="local clone holding the bundle's base commit")
+    run = actions.add_parser(
+        "run", help="verify, run the candidate on a task locally, and write its receipts",
+        description="Verify the bundle, plan the run, run the candidate in a local exact-process "
+        "environment and write its receipts into a new DIR.",
+        epilog=_RUN_EXIT_HELP,
+    )
+    _common(run)
     run.add_argument("--task", metavar="TASK.json", required=True, help="the signed benchmark task")
-    run.add_argument("--suite", metavar="SUITE.json", help="its suite (default: a one-task suite)")
     run.add_argument("--out", metavar="DIR", required=True, help="a new directory for receipts and artifacts")
-    run.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by CID or sha256 hex")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--suite", metavar="SUITE.json", help="its suite (default: a one-task suite)")
+    run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     run.set_defaults(handler=cmd_candidate_run)
 
-    materialize = actions.add_parser("materialize", help="verify, then write the candidate's files into a new DIR")
-    materialize.add_argument("bundle", metavar="BUNDLE.json")
-    materialize.add_argument("--repository", metavar="PATH", help="local clone holding the bundle's base commit")
+    materialize = actions.add_parser(
+        "materialize", help="verify, then write the candidate's files into a new DIR",
+        description="Verify the bundle, then write its code tree (code/) and snapshots "
+        "(workspace/, knowledge/) into DIR; a refusal leaves nothing behind.",
+    )
+    _common(materialize)
     materialize.add_argument("--into", metavar="DIR", required=True, help="a directory that is absent or empty")
-    materialize.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by sha256 hex")
-    materialize.add_argument("--json", action="store_true", help="print the result document")
+    materialize.add_argument("--max-files", metavar="N", type=_positive,
+                             help="most entries in the code tree (default 100000)")
+    materialize.add_argument("--max-file-mib", metavar="MIB", type=_positive,
+                             help="largest file of the code tree (default 256)")
+    materialize.add_argument("--max-total-mib", metavar="MIB", type=_positive,
+                             help="all files of the code tree together (default 1024)")
+    materialize.add_argument("--json", action="store_true", help="print the result (and any error) as JSON")
     materialize.set_defaults(handler=cmd_candidate_materialize)

@@ -52,6 +52,7 @@ from agent_interface.candidate.execution_plan import (
     TANGLE_CANDIDATE_TASK_FILE,
     AgentCandidateExecutionPlanEvidence,
 )
+from agent_interface.candidate.git_limits import GitLimits
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
 from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT, planned_launch
@@ -305,6 +306,7 @@ async def run_candidate_async(
     progress: Callable[[CandidateRunProgress], None] | None = None,
     cancel: asyncio.Event | None = None,
     resources: Mapping[str, Any] | None = None,
+    git_limits: GitLimits | None = None,
 ) -> CandidateRunResult:
     """Verify, plan, stage, run, capture and write receipts (see the module docstring).
 
@@ -329,7 +331,7 @@ async def run_candidate_async(
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
         verification = await asyncio.to_thread(
             verify_candidate_bundle, bundle, repository=None if repository is None else Path(repository),
-            resolver=resolver)
+            resolver=resolver, git_limits=git_limits)
         parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
         _preflight(parsed, task)
         grader = task.grader
