@@ -2,8 +2,9 @@
 
 Run: ``.venv/bin/python scripts/generate_root_exports.py`` (``--check`` exits non-zero when
 the file is out of date; CI runs it). The package root re-exports every public name of the
-concept modules in the contract families (``core``, ``profile``, ``runtime``, ...), loading
-each module on first use. ``profile_kb``, ``testing`` and ``conformance`` stay submodules,
+concept modules in the contract families (``core``, ``profile``, ``runtime``, ...) and of the
+candidate verifier's modules in ``evaluator`` (``VERIFIER_MODULES``), loading each module on
+first use. ``profile_kb``, ``testing`` and ``conformance`` stay submodules,
 as in the reference.
 """
 
@@ -19,6 +20,18 @@ TARGET = ROOT / "src" / "agent_interface" / "__init__.py"
 # The contract families, in import order (see CONTRIBUTING.md).
 FAMILIES = ("core", "profile", "runtime", "environment", "durable", "provider", "session", "candidate")
 SUBMODULES_ONLY = {"core.registry"}
+# The candidate verifier lives in the evaluator family (it reads repositories, runs git and
+# fetches artifacts); its public names stay in the root, where they were before it moved.
+VERIFIER_MODULES = (
+    "evaluator.address_policy",
+    "evaluator.git_errors",
+    "evaluator.git_export",
+    "evaluator.git_limits",
+    "evaluator.git_tree",
+    "evaluator.http_resolver",
+    "evaluator.resolver",
+    "evaluator.verify",
+)
 
 HEADER = '''"""Python implementation of the ``@tangle-network/agent-interface`` contract.
 
@@ -66,6 +79,7 @@ def collect() -> dict[str, list[str]]:
         package = importlib.import_module(f"agent_interface.{family}")
         for info in pkgutil.iter_modules(package.__path__):
             names.append(f"{family}.{info.name}")
+    names += VERIFIER_MODULES
     for name in sorted(names):
         if name.rsplit(".", 1)[-1].startswith("_") or name in SUBMODULES_ONLY:
             continue

@@ -156,6 +156,42 @@ def test_no_hand_written_module_is_too_long() -> None:
     assert not long, f"split these by concept (over {MAX_LINES} lines): {long}"
 
 
+# The wire contract describes; it does not act. These standard modules read or write files,
+# run processes, open sockets or databases: what uses them belongs in ``evaluator``.
+ACTING_MODULES = frozenset({
+    "asyncio", "fcntl", "ftplib", "glob", "http", "io", "mmap", "multiprocessing", "os", "pathlib",
+    "pty", "resource", "select", "selectors", "shutil", "signal", "smtplib", "socket", "socketserver",
+    "sqlite3", "ssl", "subprocess", "tarfile", "tempfile", "threading", "urllib", "zipfile",
+})
+PURE_FAMILIES = ("candidate",)
+
+
+def acting_imports(src: Path, families: tuple[str, ...] = PURE_FAMILIES) -> list[str]:
+    """Imports of :data:`ACTING_MODULES` (or ``open``) in ``families``, as ``file:line name``."""
+    found = []
+    for module, path in _modules(src).items():
+        if _family(module) not in families:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+                names = ["open"]
+            else:
+                continue
+            for name in names:
+                if name == "open" or name.split(".")[0] in ACTING_MODULES:
+                    found.append(f"{path.relative_to(src)}:{node.lineno} {name}")
+    return found
+
+
+def test_the_wire_contract_families_do_no_io() -> None:
+    found = acting_imports(SRC)
+    assert not found, "I/O in a wire-contract family (move it to evaluator):\n" + "\n".join(found)
+
+
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = tmp_path / "agent_interface" / name
@@ -194,3 +230,24 @@ def test_the_checks_accept_downward_imports(tmp_path: Path) -> None:
     )
     assert order_violations(src) == []
     assert import_cycles(src) == []
+
+
+def test_the_io_check_catches_a_process_a_socket_and_a_file(tmp_path: Path) -> None:
+    src = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "candidate/__init__.py": "",
+            "candidate/a.py": "import subprocess\nfrom socket import socket\n",
+            "candidate/b.py": "def f():\n    import sqlite3.dbapi2\n    return open('x')\n",
+            "candidate/c.py": "import hashlib\nfrom importlib import resources\n",
+            "evaluator/__init__.py": "",
+            "evaluator/d.py": "import os\n",
+        },
+    )
+    assert acting_imports(src) == [
+        "agent_interface/candidate/a.py:1 subprocess",
+        "agent_interface/candidate/a.py:2 socket",
+        "agent_interface/candidate/b.py:2 sqlite3.dbapi2",
+        "agent_interface/candidate/b.py:3 open",
+    ]

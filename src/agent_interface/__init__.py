@@ -16,13 +16,6 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .candidate.address_policy import (
-        AddressClass as AddressClass,
-        BLOCKED_HOSTNAMES as BLOCKED_HOSTNAMES,
-        IpAddress as IpAddress,
-        classify_address as classify_address,
-        classify_hostname as classify_hostname,
-    )
     from .candidate.artifacts import (
         AgentCandidateArtifactLocator as AgentCandidateArtifactLocator,
         AgentCandidateArtifactRef as AgentCandidateArtifactRef,
@@ -133,30 +126,6 @@ if TYPE_CHECKING:
         CandidateExecutionEvidence as CandidateExecutionEvidence,
         candidate_execution_cost_usd as candidate_execution_cost_usd,
         candidate_execution_latency_ms as candidate_execution_latency_ms,
-    )
-    from .candidate.git_errors import (
-        GitTreeRefused as GitTreeRefused,
-        RepositoryUnavailable as RepositoryUnavailable,
-    )
-    from .candidate.git_export import (
-        TreeExportLimits as TreeExportLimits,
-        export_tree as export_tree,
-    )
-    from .candidate.git_limits import (
-        DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
-        GitLimits as GitLimits,
-    )
-    from .candidate.git_tree import (
-        TreeExport as TreeExport,
-        materialize_git_patch as materialize_git_patch,
-        verify_base_commit as verify_base_commit,
-    )
-    from .candidate.http_resolver import (
-        HostResolver as HostResolver,
-        HttpArtifactResolver as HttpArtifactResolver,
-        SafeHttpFetcher as SafeHttpFetcher,
-        artifact_url as artifact_url,
-        system_host_resolver as system_host_resolver,
     )
     from .candidate.improvement import (
         AgentProfileImprovementArm as AgentProfileImprovementArm,
@@ -325,14 +294,6 @@ if TYPE_CHECKING:
         AgentCandidateTimeoutTermination as AgentCandidateTimeoutTermination,
         AgentCandidateTraceEvidence as AgentCandidateTraceEvidence,
     )
-    from .candidate.resolver import (
-        ArtifactRequest as ArtifactRequest,
-        ArtifactResolver as ArtifactResolver,
-        DEFAULT_MAX_ARTIFACT_BYTES as DEFAULT_MAX_ARTIFACT_BYTES,
-        DirectoryArtifactResolver as DirectoryArtifactResolver,
-        InMemoryArtifactResolver as InMemoryArtifactResolver,
-        ResolutionRefused as ResolutionRefused,
-    )
     from .candidate.resources import (
         AgentCandidateFileMount as AgentCandidateFileMount,
         AgentCandidateGitHubResource as AgentCandidateGitHubResource,
@@ -410,10 +371,6 @@ if TYPE_CHECKING:
         CandidateVerifiedLaunch as CandidateVerifiedLaunch,
         VERIFICATION_CHECKS as VERIFICATION_CHECKS,
         VerificationCheck as VerificationCheck,
-    )
-    from .candidate.verify import (
-        ProgressCallback as ProgressCallback,
-        verify_candidate_bundle as verify_candidate_bundle,
     )
     from .core.canonical import (
         MAX_CANONICAL_DEPTH as MAX_CANONICAL_DEPTH,
@@ -768,6 +725,49 @@ if TYPE_CHECKING:
         AgentWorkspaceSealRequest as AgentWorkspaceSealRequest,
         build_agent_workspace_lease_record as build_agent_workspace_lease_record,
         canonical_agent_workspace_lease_record_digest as canonical_agent_workspace_lease_record_digest,
+    )
+    from .evaluator.address_policy import (
+        AddressClass as AddressClass,
+        BLOCKED_HOSTNAMES as BLOCKED_HOSTNAMES,
+        IpAddress as IpAddress,
+        classify_address as classify_address,
+        classify_hostname as classify_hostname,
+    )
+    from .evaluator.git_errors import (
+        GitTreeRefused as GitTreeRefused,
+        RepositoryUnavailable as RepositoryUnavailable,
+    )
+    from .evaluator.git_export import (
+        TreeExportLimits as TreeExportLimits,
+        export_tree as export_tree,
+    )
+    from .evaluator.git_limits import (
+        DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
+        GitLimits as GitLimits,
+    )
+    from .evaluator.git_tree import (
+        TreeExport as TreeExport,
+        materialize_git_patch as materialize_git_patch,
+        verify_base_commit as verify_base_commit,
+    )
+    from .evaluator.http_resolver import (
+        HostResolver as HostResolver,
+        HttpArtifactResolver as HttpArtifactResolver,
+        SafeHttpFetcher as SafeHttpFetcher,
+        artifact_url as artifact_url,
+        system_host_resolver as system_host_resolver,
+    )
+    from .evaluator.resolver import (
+        ArtifactRequest as ArtifactRequest,
+        ArtifactResolver as ArtifactResolver,
+        DEFAULT_MAX_ARTIFACT_BYTES as DEFAULT_MAX_ARTIFACT_BYTES,
+        DirectoryArtifactResolver as DirectoryArtifactResolver,
+        InMemoryArtifactResolver as InMemoryArtifactResolver,
+        ResolutionRefused as ResolutionRefused,
+    )
+    from .evaluator.verify import (
+        ProgressCallback as ProgressCallback,
+        verify_candidate_bundle as verify_candidate_bundle,
     )
     from .profile.activation import (
         AgentProfileActivationEvidence as AgentProfileActivationEvidence,
@@ -1278,11 +1278,6 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    "AddressClass": "candidate.address_policy",
-    "BLOCKED_HOSTNAMES": "candidate.address_policy",
-    "IpAddress": "candidate.address_policy",
-    "classify_address": "candidate.address_policy",
-    "classify_hostname": "candidate.address_policy",
     "AgentCandidateArtifactLocator": "candidate.artifacts",
     "AgentCandidateArtifactRef": "candidate.artifacts",
     "AgentCandidateCapturedArtifact": "candidate.artifacts",
@@ -1372,20 +1367,6 @@ _EXPORTS: dict[str, str] = {
     "CandidateExecutionEvidence": "candidate.experiment",
     "candidate_execution_cost_usd": "candidate.experiment",
     "candidate_execution_latency_ms": "candidate.experiment",
-    "GitTreeRefused": "candidate.git_errors",
-    "RepositoryUnavailable": "candidate.git_errors",
-    "TreeExportLimits": "candidate.git_export",
-    "export_tree": "candidate.git_export",
-    "DEFAULT_GIT_LIMITS": "candidate.git_limits",
-    "GitLimits": "candidate.git_limits",
-    "TreeExport": "candidate.git_tree",
-    "materialize_git_patch": "candidate.git_tree",
-    "verify_base_commit": "candidate.git_tree",
-    "HostResolver": "candidate.http_resolver",
-    "HttpArtifactResolver": "candidate.http_resolver",
-    "SafeHttpFetcher": "candidate.http_resolver",
-    "artifact_url": "candidate.http_resolver",
-    "system_host_resolver": "candidate.http_resolver",
     "AgentProfileImprovementArm": "candidate.improvement",
     "AgentProfileImprovementEvidence": "candidate.improvement",
     "AgentProfileImprovementExecutionRef": "candidate.improvement",
@@ -1521,12 +1502,6 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTermination": "candidate.receipts",
     "AgentCandidateTimeoutTermination": "candidate.receipts",
     "AgentCandidateTraceEvidence": "candidate.receipts",
-    "ArtifactRequest": "candidate.resolver",
-    "ArtifactResolver": "candidate.resolver",
-    "DEFAULT_MAX_ARTIFACT_BYTES": "candidate.resolver",
-    "DirectoryArtifactResolver": "candidate.resolver",
-    "InMemoryArtifactResolver": "candidate.resolver",
-    "ResolutionRefused": "candidate.resolver",
     "AgentCandidateFileMount": "candidate.resources",
     "AgentCandidateGitHubResource": "candidate.resources",
     "AgentCandidateInlineResource": "candidate.resources",
@@ -1587,8 +1562,6 @@ _EXPORTS: dict[str, str] = {
     "CandidateVerifiedLaunch": "candidate.verification_result",
     "VERIFICATION_CHECKS": "candidate.verification_result",
     "VerificationCheck": "candidate.verification_result",
-    "ProgressCallback": "candidate.verify",
-    "verify_candidate_bundle": "candidate.verify",
     "MAX_CANONICAL_DEPTH": "core.canonical",
     "MAX_SAFE_INTEGER": "core.canonical",
     "SHA256_DIGEST_PATTERN": "core.canonical",
@@ -1883,6 +1856,33 @@ _EXPORTS: dict[str, str] = {
     "AgentWorkspaceSealRequest": "environment.workspace_lease",
     "build_agent_workspace_lease_record": "environment.workspace_lease",
     "canonical_agent_workspace_lease_record_digest": "environment.workspace_lease",
+    "AddressClass": "evaluator.address_policy",
+    "BLOCKED_HOSTNAMES": "evaluator.address_policy",
+    "IpAddress": "evaluator.address_policy",
+    "classify_address": "evaluator.address_policy",
+    "classify_hostname": "evaluator.address_policy",
+    "GitTreeRefused": "evaluator.git_errors",
+    "RepositoryUnavailable": "evaluator.git_errors",
+    "TreeExportLimits": "evaluator.git_export",
+    "export_tree": "evaluator.git_export",
+    "DEFAULT_GIT_LIMITS": "evaluator.git_limits",
+    "GitLimits": "evaluator.git_limits",
+    "TreeExport": "evaluator.git_tree",
+    "materialize_git_patch": "evaluator.git_tree",
+    "verify_base_commit": "evaluator.git_tree",
+    "HostResolver": "evaluator.http_resolver",
+    "HttpArtifactResolver": "evaluator.http_resolver",
+    "SafeHttpFetcher": "evaluator.http_resolver",
+    "artifact_url": "evaluator.http_resolver",
+    "system_host_resolver": "evaluator.http_resolver",
+    "ArtifactRequest": "evaluator.resolver",
+    "ArtifactResolver": "evaluator.resolver",
+    "DEFAULT_MAX_ARTIFACT_BYTES": "evaluator.resolver",
+    "DirectoryArtifactResolver": "evaluator.resolver",
+    "InMemoryArtifactResolver": "evaluator.resolver",
+    "ResolutionRefused": "evaluator.resolver",
+    "ProgressCallback": "evaluator.verify",
+    "verify_candidate_bundle": "evaluator.verify",
     "AgentProfileActivationEvidence": "profile.activation",
     "AgentProfileActivationFileEvidence": "profile.activation",
     "PosixFileMode": "profile.activation",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_interface.cli.main import main
-from tests.candidate.git_fixtures import ENV
+from tests.evaluator.git_fixtures import ENV
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 

@@ -19,12 +19,12 @@ from agent_interface.candidate.verification_result import (
     CandidateVerification,
     CandidateVerifiedContainer,
 )
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.cli.main import main
 from agent_interface.core.canonical import canonical_bytes, canonical_digest, sha256_bytes
 from agent_interface.core.errors import ContractError
-from tests.candidate.git_fixtures import ENV
+from agent_interface.evaluator.verify import verify_candidate_bundle
 from tests.candidate.reference_documents import accepted
+from tests.evaluator.git_fixtures import ENV
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 

@@ -17,8 +17,8 @@ from agent_interface.candidate.materialization import (
     materialization_receipt,
 )
 from agent_interface.candidate.verification_result import CandidateVerification
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.verify import verify_candidate_bundle
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 

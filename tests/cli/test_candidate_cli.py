@@ -18,7 +18,7 @@ from tests.candidate.bundle_fixtures import (
     seal,
     with_external_artifacts,
 )
-from tests.candidate.git_fixtures import PatchedRepository, patched_repository
+from tests.evaluator.git_fixtures import PatchedRepository, patched_repository
 
 WORKSPACE = {"src/agent.py": b"print('hello, candidate')\n"}
 

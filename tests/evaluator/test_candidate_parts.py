@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent_interface.candidate.cid import cid_for_bytes, sha256_of_cid
-from agent_interface.candidate.resolver import ArtifactRequest, ResolutionRefused
 from agent_interface.evaluator.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.resolver import ArtifactRequest, ResolutionRefused
 from agent_interface.evaluator.safe_tar import ArchiveLimits, ArchiveRefused, unpack_tar
 from agent_interface.evaluator.snapshot import SnapshotRefused, unpack_snapshot
 from agent_interface.evaluator.tree_hash import git_tree_id_of_directory

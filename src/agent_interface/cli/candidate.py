@@ -15,16 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_interface.candidate.git_tree import RepositoryUnavailable
-from agent_interface.candidate.resolver import ArtifactResolver, DirectoryArtifactResolver
 from agent_interface.candidate.verification_result import (
     CandidateArtifactRow,
     CandidateVerification,
     CandidateVerificationRefused,
 )
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.git_tree import RepositoryUnavailable
+from agent_interface.evaluator.resolver import ArtifactResolver, DirectoryArtifactResolver
+from agent_interface.evaluator.verify import verify_candidate_bundle
 
 __all__ = ["cmd_candidate_receipt", "cmd_candidate_verify", "register"]
 

@@ -104,7 +104,7 @@ class _ProgressLine:
 
 
 def _git_limits(args: argparse.Namespace) -> Any:
-    from agent_interface.candidate.git_limits import GitLimits
+    from agent_interface.evaluator.git_limits import GitLimits
 
     if args.git_timeout is None and args.max_blob_mib is None:
         return None
@@ -118,12 +118,12 @@ def _git_limits(args: argparse.Namespace) -> Any:
 
 def cmd_candidate_run(args: argparse.Namespace) -> int:
     """``candidate run``: see the module docstring."""
-    from agent_interface.candidate.git_tree import RepositoryUnavailable
     from agent_interface.candidate.tasks import (
         AgentCandidateBenchmarkSuite,
         AgentCandidateBenchmarkTask,
     )
     from agent_interface.core.errors import ContractError
+    from agent_interface.evaluator.git_tree import RepositoryUnavailable
     from agent_interface.evaluator.run import run_candidate_async
 
     bundle = _read(args.bundle)
@@ -181,9 +181,9 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
 
 def cmd_candidate_materialize(args: argparse.Namespace) -> int:
     """``candidate materialize``: see the module docstring."""
-    from agent_interface.candidate.git_export import TreeExportLimits
-    from agent_interface.candidate.git_tree import RepositoryUnavailable
     from agent_interface.core.errors import ContractError
+    from agent_interface.evaluator.git_export import TreeExportLimits
+    from agent_interface.evaluator.git_tree import RepositoryUnavailable
     from agent_interface.evaluator.materialize import materialize_candidate
 
     bundle = _read(args.bundle)

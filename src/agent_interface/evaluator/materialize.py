@@ -1,13 +1,13 @@
 """Write a verified candidate's files to disk: its code tree and its snapshots.
 
 :func:`materialize_candidate` verifies the bundle first (every check of
-:func:`~agent_interface.candidate.verify.verify_candidate_bundle`), then writes into a new
+:func:`~agent_interface.evaluator.verify.verify_candidate_bundle`), then writes into a new
 directory ``into`` (absent, or empty):
 
 * ``code/``: the candidate tree for git-patch code, the base tree for no-op code
   (nothing for disabled code, which has no tree), written by the verifier itself in the
   same Git sandbox that checked it
-  (:func:`~agent_interface.candidate.git_export.export_tree`: every object hashed again,
+  (:func:`~agent_interface.evaluator.git_export.export_tree`: every object hashed again,
   plain files with their modes, symbolic links only when they resolve inside ``code/``,
   submodules refused, sizes bounded by :class:`TreeExportLimits`). The Git tree id of
   ``code/`` is then computed again here (:mod:`.tree_hash`), independently of Git, and
@@ -30,17 +30,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
-from agent_interface.candidate.git_export import TreeExportLimits
-from agent_interface.candidate.git_limits import GitLimits
-from agent_interface.candidate.git_tree import TreeExport
-from agent_interface.candidate.resolver import ArtifactResolver
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireInt, WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.evaluator.git_export import TreeExportLimits
+from agent_interface.evaluator.git_limits import GitLimits
+from agent_interface.evaluator.git_tree import TreeExport
+from agent_interface.evaluator.resolver import ArtifactResolver
 from agent_interface.evaluator.snapshot import unpack_snapshot
 from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.verify import verify_candidate_bundle
 
 __all__ = ["CandidateMaterialized", "materialize_candidate"]
 

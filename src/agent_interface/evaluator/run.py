@@ -52,7 +52,6 @@ from agent_interface.candidate.execution_plan import (
     TANGLE_CANDIDATE_TASK_FILE,
     AgentCandidateExecutionPlanEvidence,
 )
-from agent_interface.candidate.git_limits import GitLimits
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
 from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT, planned_launch
@@ -60,21 +59,22 @@ from agent_interface.candidate.receipts import (
     AgentCandidateMaterializationReceipt,
     AgentCandidateRunReceipt,
 )
-from agent_interface.candidate.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
 from agent_interface.candidate.tasks import (
     AgentCandidateBenchmarkSuite,
     AgentCandidateBenchmarkTask,
 )
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.canonical import canonical_digest, sha256_bytes
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel
 from agent_interface.evaluator.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.git_limits import GitLimits
 from agent_interface.evaluator.grader import parse_output_checks
 from agent_interface.evaluator.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
 from agent_interface.evaluator.run_evidence import RunCapture, assemble_run
 from agent_interface.evaluator.snapshot import unpack_snapshot
+from agent_interface.evaluator.verify import verify_candidate_bundle
 from agent_interface.evaluator.write_atomic import write_json_atomic
 
 __all__ = [

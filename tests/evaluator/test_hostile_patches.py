@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.candidate.git_errors import GitTreeRefused
-from agent_interface.candidate.git_limits import GitLimits
-from agent_interface.candidate.git_patch import binary_gate, patch_names
-from agent_interface.candidate.git_tree import materialize_git_patch
-from tests.candidate.git_fixtures import (
+from agent_interface.evaluator.git_errors import GitTreeRefused
+from agent_interface.evaluator.git_limits import GitLimits
+from agent_interface.evaluator.git_patch import binary_gate, patch_names
+from agent_interface.evaluator.git_tree import materialize_git_patch
+from tests.evaluator.git_fixtures import (
     BINARY,
     ENV,
     PatchedRepository,
@@ -32,7 +32,7 @@ from tests.candidate.git_fixtures import (
     patched_repository,
     write,
 )
-from tests.candidate.hostile_fixtures import (
+from tests.evaluator.hostile_fixtures import (
     b85_lines,
     blob_id,
     literal_hunk,

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent_interface.candidate.git_tree import RepositoryUnavailable
-from agent_interface.candidate.http_resolver import HttpArtifactResolver, SafeHttpFetcher
-from agent_interface.candidate.resolver import InMemoryArtifactResolver
 from agent_interface.candidate.verification_result import (
     VERIFICATION_CHECKS,
     CandidateVerificationRefused,
 )
-from agent_interface.candidate.verify import verify_candidate_bundle
 from agent_interface.core.canonical import canonical_digest
+from agent_interface.evaluator.git_tree import RepositoryUnavailable
+from agent_interface.evaluator.http_resolver import HttpArtifactResolver, SafeHttpFetcher
+from agent_interface.evaluator.resolver import InMemoryArtifactResolver
+from agent_interface.evaluator.verify import verify_candidate_bundle
 from tests.candidate.bundle_fixtures import (
     EXTERNAL_BYTES,
     SEED_BYTES,
@@ -31,7 +31,7 @@ from tests.candidate.bundle_fixtures import (
     sha256,
     with_external_artifacts,
 )
-from tests.candidate.git_fixtures import BASE_FILES, PatchedRepository, patched_repository
+from tests.evaluator.git_fixtures import BASE_FILES, PatchedRepository, patched_repository
 
 WORKSPACE = {"src/agent.py": b"print('hello, candidate')\n", "README.md": b"# demo\n"}
 RESOLVER = InMemoryArtifactResolver(EXTERNAL_BYTES)

@@ -12,7 +12,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from tests.candidate.git_fixtures import ENV
+from tests.evaluator.git_fixtures import ENV
 
 
 def tree_state(path: Path) -> dict[str, tuple[str, int, int | str]]:

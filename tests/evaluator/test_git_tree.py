@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.candidate.git_tree import (
+from agent_interface.evaluator.git_tree import (
     GitTreeRefused,
     RepositoryUnavailable,
     materialize_git_patch,
     verify_base_commit,
 )
-from tests.candidate.git_fixtures import (
+from tests.evaluator.git_fixtures import (
     PatchedRepository,
     commit_all,
     diff_between,
