@@ -155,6 +155,7 @@ if TYPE_CHECKING:
     )
     from .candidate.invalid_capture import (
         CandidateCaptureGap as CandidateCaptureGap,
+        CandidateCaptureGapCode as CandidateCaptureGapCode,
         CandidateInvalidCapture as CandidateInvalidCapture,
         CandidateMissingEvidence as CandidateMissingEvidence,
     )
@@ -1388,6 +1389,7 @@ _EXPORTS: dict[str, str] = {
     "profile_improvement_execution_cost_usd": "candidate.improvement_comparison",
     "profile_improvement_execution_latency_ms": "candidate.improvement_comparison",
     "CandidateCaptureGap": "candidate.invalid_capture",
+    "CandidateCaptureGapCode": "candidate.invalid_capture",
     "CandidateInvalidCapture": "candidate.invalid_capture",
     "CandidateMissingEvidence": "candidate.invalid_capture",
     "AgentCandidateArgvAppendDelivery": "candidate.launch",

@@ -23,17 +23,34 @@ from agent_interface.core.contract_limits import Utf16Length
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models
 
-__all__ = ["CandidateCaptureGap", "CandidateInvalidCapture", "CandidateMissingEvidence"]
+__all__ = [
+    "CandidateCaptureGap",
+    "CandidateCaptureGapCode",
+    "CandidateInvalidCapture",
+    "CandidateMissingEvidence",
+]
 
 CandidateMissingEvidence = Literal["usage", "trace", "termination", "executorCapture", "taskOutcome"]
 """Evidence a run receipt needs that could not be recovered."""
+
+CandidateCaptureGapCode = Literal[
+    "model_call_unsettled",
+    "no_model_calls",
+    "termination_unknown",
+    "output_truncated",
+    "task_output_empty",
+    "task_output_too_large",
+]
+"""Why evidence is incomplete: a model call was still open at the end, no model call was
+made (usage cannot be told from zero), the process's end is unknown, its output was cut
+at the capture bound, the task's output is empty or over the task's bound."""
 
 
 class CandidateCaptureGap(WireModel):
     """One reason: the evidence it leaves incomplete and a stable code."""
 
     evidence: CandidateMissingEvidence
-    code: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+    code: CandidateCaptureGapCode
     message: Annotated[str, Utf16Length(min=1, max=1024)]
 
 

@@ -120,9 +120,91 @@ def _open_cwd(root: str, components: list[str]) -> int:
     return fd
 
 
-def _exec_child(spec: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, cwd_fd: int) -> None:
+# mount(2) flags (linux/mount.h) and the statvfs flags a remount must keep in a user namespace.
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_KEPT_FLAGS = ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
+               (os.ST_NOATIME, 1024), (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
+
+
+def _mounter() -> Any:
+    """``mount(source, target, fstype, flags, data)`` through libc (ctypes: only when used)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = (ctypes.c_char_p,) * 3 + (ctypes.c_ulong, ctypes.c_char_p)
+
+    def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+        args = [None if text is None else os.fsencode(text) for text in (source, target, fstype)]
+        if libc.mount(args[0], args[1], args[2], flags, None if data is None else data.encode()) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+    return mount
+
+
+def _inside(root: str, path: str) -> str:
+    """``root + path`` once no component below ``root`` is a link (so a mount stays inside)."""
+    target = root + path
+    if os.path.realpath(target) != target:
+        raise OSError(errno.ELOOP, "a mount target is reached through a link")
+    return target
+
+
+def _private_root(layout: dict[str, Any]) -> str:
+    """Build the process's root in this (private) mount namespace; its path.
+
+    A tmpfs holds one entry per entry of the host's ``/`` (links copied, directories bound
+    recursively), except the environment's top-level entries, which are bound from the
+    environment's files instead; then the host directories of ``binds`` at their
+    environment paths, then ``readOnly`` environment paths made read-only. The child
+    ``chroot``s into it, so the environment's absolute paths are the process's paths.
+    """
+    mount = _mounter()
+    root, files = layout["root"], layout["files"]
+    os.mkdir(root, 0o700)
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+    own = set(os.listdir(files))
+    for name in sorted(os.listdir("/")):
+        if name in own:
+            continue
+        host, target = "/" + name, root + "/" + name
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), target)
+        elif os.path.isdir(host):
+            os.mkdir(target)
+            mount(host, target, None, _MS_BIND | _MS_REC)
+    for name in sorted(own):
+        source, target = files + "/" + name, root + "/" + name
+        if os.path.islink(source):
+            continue
+        if os.path.isdir(source):
+            os.mkdir(target)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        mount(source, target, None, _MS_BIND | _MS_REC)
+    for host, path in layout["binds"]:
+        mount(host, _inside(root, path), None, _MS_BIND | _MS_REC)
+    for path in layout["readOnly"]:
+        target = _inside(root, path)
+        mount(target, target, None, _MS_BIND | _MS_REC)
+        kept = os.statvfs(target).f_flag
+        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
+        for statvfs_flag, mount_flag in _KEPT_FLAGS:
+            if kept & statvfs_flag:
+                flags |= mount_flag
+        mount(None, target, None, flags)
+    return str(root)
+
+
+def _exec_child(
+    spec: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, cwd_fd: int, root: str | None
+) -> None:
     """In the forked child: become a new session, apply limits, ``execve``. Never returns."""
     os.setsid()
+    if root is not None:
+        os.chroot(root)
     os.dup2(stdin_fd, 0)
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
@@ -237,8 +319,15 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     _signal.signal(_signal.SIGINT, lambda *_: cancel_requested.append(True))
     _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
 
+    root = None
+    if spec.get("mounts") is not None:
+        try:
+            root = _private_root(spec["mounts"])
+        except OSError as error:
+            answer(f"error mounts {_errno_name(error)}")
+            return 0
     try:
-        cwd_fd = _open_cwd(spec["root"], spec["cwd"])
+        cwd_fd = _open_cwd(spec["root"] if root is None else root, spec["cwd"])
     except OSError as error:
         answer(f"error cwd {_errno_name(error)}")
         return 0
@@ -257,7 +346,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     child = os.fork()
     if child == 0:
         try:
-            _exec_child(spec, stdin_fd, out_w, err_w, cwd_fd)
+            _exec_child(spec, stdin_fd, out_w, err_w, cwd_fd, root)
         except BaseException as error:
             os.write(fail_w, _errno_name(error).encode())
         os._exit(127)

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Final
 
@@ -29,7 +30,31 @@ _PROBE: Final = (
     "if child == 0:\n"
     "    os._exit(0 if os.getpid() == 1 else 3)\n"
     "_, status = os.waitpid(child, 0)\n"
-    "print(json.dumps({'interfaces': names, 'childIsInit': os.waitstatus_to_exitcode(status) == 0}))\n"
+    "init = os.waitstatus_to_exitcode(status) == 0\n"
+)
+_REPORT: Final = "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts}))\n"
+# With ``--mount``: a tmpfs, a bind made read-only, and a chroot of the probe into the tmpfs,
+# all in the scratch directory given as the last argument (the host never sees them).
+_MOUNT_PROBE: Final = (
+    "import ctypes, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "libc.mount.argtypes = (ctypes.c_char_p,) * 3 + (ctypes.c_ulong, ctypes.c_char_p)\n"
+    "base = sys.argv[-1].encode()\n"
+    "def mount(source, target, fstype, flags, data=None):\n"
+    "    if libc.mount(source, target, fstype, flags, data) != 0:\n"
+    "        raise OSError(ctypes.get_errno(), 'mount')\n"
+    "mount(None, b'/', None, 16384 | (1 << 18))\n"
+    "mount(b'tmpfs', base, b'tmpfs', 6, b'mode=0755')\n"
+    "os.mkdir(base + b'/in')\n"
+    "mount(base + b'/in', base + b'/in', None, 4096)\n"
+    "mount(None, base + b'/in', None, 4096 | 32 | 1 | 6)\n"
+    "os.chroot(base)\n"
+    "os.chdir('/')\n"
+    "try:\n"
+    "    os.close(os.open('/in/x', os.O_WRONLY | os.O_CREAT, 0o600))\n"
+    "    mounts = False\n"
+    "except OSError:\n"
+    "    mounts = os.path.isdir('/in')\n"
 )
 _PROBE_SECONDS: Final = 10.0
 
@@ -39,14 +64,18 @@ class LocalIsolation:
     """What the local provider wraps around every supervised process.
 
     ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net",
-    "--pid")`` as root); the flags say which namespaces a probe observed under it.
-    ``LocalIsolation.none()`` wraps nothing and isolates nothing.
+    "--pid", "--mount")`` as root); the flags say which namespaces a probe observed under
+    it. ``mount_namespace``: a private mount namespace where the probe mounted a tmpfs, made
+    a bind read-only and ``chroot``-ed into it, so the provider can root each process at
+    its environment (fixed paths such as ``/tangle/input/task.txt`` are then the
+    process's own). ``LocalIsolation.none()`` wraps nothing and isolates nothing.
     """
 
     prefix: tuple[str, ...]
     network_namespace: bool
     pid_namespace: bool
     user_namespace: bool
+    mount_namespace: bool = False
 
     @classmethod
     def none(cls) -> LocalIsolation:
@@ -58,9 +87,12 @@ class LocalIsolation:
         return self.network_namespace
 
 
-def _candidates(unshare: str, pid_namespace: bool) -> list[tuple[tuple[str, ...], bool, bool]]:
-    """``(prefix, with_pid_namespace, with_user_namespace)`` in order of preference."""
+def _candidates(
+    unshare: str, pid_namespace: bool, mount_namespace: bool
+) -> list[tuple[tuple[str, ...], bool, bool, bool]]:
+    """``(prefix, with_pid, with_user, with_mount)`` in order of preference."""
     pid_options = [True, False] if pid_namespace else [False]
+    mount_options = [True, False] if mount_namespace else [False]
     users: list[tuple[str, ...]] = []
     if os.geteuid() == 0:
         users.append(())
@@ -69,15 +101,26 @@ def _candidates(unshare: str, pid_namespace: bool) -> list[tuple[tuple[str, ...]
     found = []
     for user in users:
         for pid in pid_options:
-            prefix = (unshare, *user, "--net", *(("--pid",) if pid else ()))
-            found.append((prefix, pid, bool(user)))
+            for mount in mount_options:
+                prefix = (unshare, *user, "--net", *(("--pid",) if pid else ()),
+                          *(("--mount",) if mount else ()))
+                found.append((prefix, pid, bool(user), mount))
     return found
 
 
 async def _probe(prefix: tuple[str, ...], python: str) -> dict[str, object] | None:
+    code = _PROBE + (_MOUNT_PROBE if "--mount" in prefix else "mounts = False\n") + _REPORT
+    scratch = tempfile.mkdtemp(prefix="agent-interface-probe-")
+    try:
+        return await _run_probe(prefix, python, code, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _run_probe(prefix: tuple[str, ...], python: str, code: str, scratch: str) -> dict[str, object] | None:
     try:
         process = await asyncio.create_subprocess_exec(
-            *prefix, python, "-I", "-S", "-c", _PROBE,
+            *prefix, python, "-I", "-S", "-c", code, scratch,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
@@ -101,13 +144,14 @@ async def _probe(prefix: tuple[str, ...], python: str) -> dict[str, object] | No
     return answer if isinstance(answer, dict) else None
 
 
-_CACHE: dict[tuple[str, str, bool, int], LocalIsolation] = {}
+_CACHE: dict[tuple[str, str, bool, bool, int], LocalIsolation] = {}
 
 
 async def detect_local_isolation(
     unshare: str | None = "unshare",
     *,
     pid_namespace: bool = True,
+    mount_namespace: bool = True,
     python: str | None = None,
 ) -> LocalIsolation:
     """The strongest isolation a probe observes on this host (cached per process).
@@ -115,8 +159,10 @@ async def detect_local_isolation(
     ``unshare`` is the ``unshare(1)`` executable (a name is looked up on ``PATH``);
     ``None`` or an executable that does not work gives :meth:`LocalIsolation.none`.
     ``pid_namespace=False`` skips PID namespaces (processes are then ended by process
-    group only). Tries the plain namespaces as root, then a user namespace that maps the
-    current user, then one that maps root.
+    group only); ``mount_namespace=False`` skips mount namespaces (processes then see the
+    host's file system, with their working directory in the environment's directory).
+    Tries the plain namespaces as root, then a user namespace that maps the current user,
+    then one that maps root; with each, a mount namespace first.
     """
     if unshare is None or sys.platform != "linux":
         return LocalIsolation.none()
@@ -124,18 +170,20 @@ async def detect_local_isolation(
     if located is None:
         return LocalIsolation.none()
     interpreter = os.path.realpath(python or sys.executable)
-    key = (located, interpreter, pid_namespace, os.geteuid())
+    key = (located, interpreter, pid_namespace, mount_namespace, os.geteuid())
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
     found = LocalIsolation.none()
-    for prefix, with_pid, with_user in _candidates(located, pid_namespace):
+    for prefix, with_pid, with_user, with_mount in _candidates(located, pid_namespace, mount_namespace):
         answer = await _probe(prefix, interpreter)
         if answer is None or answer.get("interfaces") != ["lo"]:
             continue
         if with_pid and answer.get("childIsInit") is not True:
             continue
-        found = LocalIsolation(prefix, True, with_pid, with_user)
+        if with_mount and answer.get("mounts") is not True:
+            continue
+        found = LocalIsolation(prefix, True, with_pid, with_user, with_mount)
         break
     _CACHE[key] = found
     return found

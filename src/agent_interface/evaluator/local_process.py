@@ -29,6 +29,12 @@ What it enforces, and how:
   cancellation recorded apart;
 * **bounded network access**: each process runs in a fresh network namespace (only a
   loopback interface, down), so egress ``blocked`` is enforced; ``strict`` is refused;
+* **its own paths**, when asked for and a private mount namespace works
+  (:attr:`LocalExactProcessProvider.private_root`):
+  each process is ``chroot``-ed into a root of its own, a tmpfs holding the host's
+  top-level directories (bound) with the environment's top-level entries bound over them,
+  so an environment path such as ``/tangle/input/task.txt`` is the path the process
+  opens; chosen directories are read-only or bound from the host;
 * **collision-safe idempotent recovery**: create claims its key in SQLite first.
 
 Descendants end with the process: the supervisor kills the process group after the
@@ -90,6 +96,7 @@ from agent_interface.environment.exact_process import (
 )
 from agent_interface.evaluator.confined_files import (
     environment_path_components,
+    open_confined_directory,
     read_confined,
     write_confined,
 )
@@ -227,6 +234,7 @@ class LocalExactProcessManager:
             env._store.claim_pid, env.id, canonical_digest(request.to_wire()), _now_ms()
         )
         owner = env._owner
+        spec["mounts"] = await _file_operation(owner._mounts, env, pid)
         try:
             supervised = await start_supervised(
                 pid,
@@ -322,7 +330,24 @@ class LocalExactProcesses:
         self._isolation = provider._isolation
         self._python = provider._python
         self._max_output_bytes = provider._max_output_bytes
+        self._read_only = provider._read_only
+        self._host_directories = provider._host_directories
         self.name: Final = provider.name
+
+    def _mounts(self, environment: LocalExactProcessEnvironment, pid: int) -> dict[str, Any] | None:
+        """The private root of a process (see :attr:`LocalExactProcessProvider.private_root`),
+        its mount points made in the environment's files first (never through a link)."""
+        if not self._provider.private_root:
+            return None
+        files = str(environment._files)
+        for path in (*self._read_only, *self._host_directories):
+            os.close(open_confined_directory(files, environment_path_components(path), create=True))
+        return {
+            "root": str(environment._processes / str(pid) / "root"),
+            "files": files,
+            "binds": [[host, path] for path, host in self._host_directories.items()],
+            "readOnly": list(self._read_only),
+        }
 
     def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> None:
         check_exact_process_egress_supported(self._provider._egress(), request.egress)
@@ -437,7 +462,11 @@ class LocalExactProcessProvider:
 
     ``root`` holds the durable state; ``executables`` the image (see
     :class:`.LocalHostImage`); ``isolation`` what :func:`.detect_local_isolation` found
-    (use :meth:`open` to detect it). See the module docstring for an example.
+    (use :meth:`open` to detect it). ``private_root=True`` roots each process at its
+    environment where a mount namespace works (:attr:`private_root`); then
+    ``read_only_paths`` are environment directories every process sees read-only, and
+    ``host_directories`` maps environment paths to host directories bound there (a model
+    endpoint's socket directory, say). See the module docstring for an example.
     """
 
     name: Final = "local-exact-process"
@@ -449,7 +478,17 @@ class LocalExactProcessProvider:
         executables: Iterable[str],
         isolation: LocalIsolation,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        private_root: bool = False,
+        read_only_paths: Iterable[str] = (),
+        host_directories: Mapping[str, str | os.PathLike[str]] | None = None,
     ) -> None:
+        self._private_root = private_root
+        self._read_only = tuple(read_only_paths)
+        self._host_directories = {
+            path: str(Path(host).resolve(strict=True)) for path, host in (host_directories or {}).items()
+        }
+        for path in (*self._read_only, *self._host_directories):
+            environment_path_components(path)  # refuses a relative or unsafe path
         self._root = Path(root).resolve()
         self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._store = ExactProcessStore(self._root / "state.sqlite3")
@@ -488,6 +527,18 @@ class LocalExactProcessProvider:
     @property
     def isolation(self) -> LocalIsolation:
         return self._isolation
+
+    @property
+    def private_root(self) -> bool:
+        """Whether each process is rooted at its environment in a private mount namespace
+        (asked for with ``private_root=True`` and observed to work here): the environment's
+        top-level directories and files are then at the process's ``/`` (so
+        ``/tangle/input/task.txt`` is the path it opens), beside the host's top-level
+        directories; ``read_only_paths`` are read-only and ``host_directories`` are bound.
+        The root directory itself is private scratch: an entry a process creates directly
+        under ``/`` is not an environment file. Otherwise a process sees the host's file
+        system, its working directory in the environment's directory."""
+        return self._private_root and self._isolation.mount_namespace
 
     @property
     def exact_process(self) -> LocalExactProcesses | None:

@@ -257,6 +257,11 @@ async def start_supervised(
             "exact_process_cwd",
             "the working directory does not exist in the environment or is reached through a link",
         )
+    if what == "mounts":
+        raise ContractError.single(
+            "/", "exact_process_private_root_failed",
+            "the process's private root could not be mounted",
+        )
     if what == "exec":
         raise ContractError.single(
             "/executable", "exact_process_spawn_failed", "the executable could not be started"
