@@ -124,6 +124,50 @@ def test_argv_delivery_appends_one_final_element(tmp_path: Path) -> None:
     assert result.run_receipt is not None and result.run_receipt.benchmark_result.material.passed
 
 
+FILE_DELIVERY = CALL + """
+path = os.environ["TANGLE_CANDIDATE_TASK_PATH"]
+try:
+    open(path, "a")
+    sys.exit("the task file is writable")
+except OSError:
+    pass
+assert os.environ["TANGLE_MODEL_ENDPOINT"] == "unix:/tangle/model/endpoint.sock"
+assert os.getcwd() == "/tangle/task"
+print('hello, candidate: ' + ask(open(path).read()))
+"""
+
+
+def test_file_delivery_reads_the_fixed_read_only_path(tmp_path: Path) -> None:
+    if not asyncio.run(detect_local_isolation()).mount_namespace:
+        pytest.skip("no private mount namespace on this host")
+    result = run(tmp_path, FILE_DELIVERY, delivery="utf8-file")
+    assert result.plan.material.launch.env["TANGLE_CANDIDATE_TASK_PATH"].value == "/tangle/input/task.txt"
+    receipt = result.run_receipt
+    assert receipt is not None, result.invalid_capture
+    assert receipt.termination.to_wire() == {"kind": "exit", "exitCode": 0}
+    assert receipt.benchmark_result.material.passed
+    assert not Path("/tangle").exists()
+
+
+def test_file_delivery_is_refused_without_a_private_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_interface.evaluator import run as run_module
+    from agent_interface.evaluator.isolation import LocalIsolation
+
+    found = asyncio.run(detect_local_isolation())
+    without = LocalIsolation(tuple(word for word in found.prefix if word != "--mount"), found.network_namespace,
+                             found.pid_namespace, found.user_namespace, False)
+
+    async def no_mounts() -> LocalIsolation:
+        return without
+
+    monkeypatch.setattr(run_module, "_isolation", no_mounts)
+    with pytest.raises(ContractError) as refused:
+        run(tmp_path, FILE_DELIVERY, delivery="utf8-file")
+    assert refused.value.issues[0].code == "instruction_delivery_unsupported"
+    assert os.listdir(tmp_path) == []
+    assert run(tmp_path, GOOD).run_receipt is not None  # other deliveries still run there
+
+
 def test_no_model_call_is_invalid_capture_not_a_zero_usage_receipt(tmp_path: Path) -> None:
     result = run(tmp_path, "print('hello, candidate')\n")
     assert result.run_receipt is None
@@ -186,7 +230,6 @@ def test_a_forked_grandchild_does_not_outlive_the_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "code"),
     [
-        ({"delivery": "utf8-file"}, "instruction_delivery_unsupported"),
         ({"environment": {"kind": "pinned-container",
                           "container": {"image": "ghcr.io/x/y:1", "indexDigest": "sha256:" + "2" * 64}}},
          "container_unavailable"),

@@ -108,7 +108,9 @@ class ModelEndpoint:
     """Serve ``backend`` on a Unix socket at ``socket_path`` until :meth:`close`.
 
     ``prompt`` is the system prompt the evaluator applies; ``requested`` the one model
-    literal every call may name; the limits are the plan's.
+    literal every call may name; the limits are the plan's. ``exposed_path`` is where the
+    launched process finds the socket when that is not ``socket_path`` (the socket's
+    directory bound at a fixed path of a private root).
     """
 
     socket_path: str
@@ -119,6 +121,7 @@ class ModelEndpoint:
     max_input_tokens: int = 0
     max_output_tokens: int = 0
     max_total_tokens: int | None = None
+    exposed_path: str | None = None
     calls: list[ModelCallRecord] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     protocol_errors: int = 0
@@ -128,7 +131,7 @@ class ModelEndpoint:
     @property
     def address(self) -> str:
         """The value of ``TANGLE_MODEL_ENDPOINT``."""
-        return "unix:" + self.socket_path
+        return "unix:" + (self.exposed_path or self.socket_path)
 
     async def start(self) -> None:
         self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path)

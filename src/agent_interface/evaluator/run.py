@@ -11,7 +11,8 @@ first refusal:
    workspace snapshot under the task root, the candidate workspace snapshot under the
    candidate root (each unpacked safely and compared with its manifest first), the
    profile files, and the instruction by the plan's delivery (stdin bytes then EOF, one
-   final argv element, or the file ``/tangle/input/task.txt``);
+   final argv element, or the file ``/tangle/input/task.txt``, read-only, named by
+   ``TANGLE_CANDIDATE_TASK_PATH``);
 4. **run** the plan's launch (argv only, the plan's ``env`` as the whole environment,
    the task's ``timeoutMs``), with the evaluator's model endpoint
    (:mod:`.model_endpoint`) as the only way to a model;
@@ -25,6 +26,11 @@ store holding every referenced artifact). A refusal leaves no ``out``, no enviro
 and no process. The local run's limits: the local provider's image is the host
 executable the plan launches (pinned by content), so a bundle that pins a container, a
 task that selects one, a workspace outcome, or isolated memory is refused up front.
+Where a private mount namespace works, the process is rooted at its environment
+(:attr:`.LocalExactProcessProvider.private_root`): the plan's paths (``/tangle/task``,
+``/tangle/input/task.txt``, the model endpoint ``unix:/tangle/model/endpoint.sock``) are
+its own; elsewhere file delivery is refused (``instruction_delivery_unsupported``) and
+the endpoint is named by its host path.
 """
 
 from __future__ import annotations
@@ -88,6 +94,8 @@ __all__ = [
 
 _ARCH: Final = {"x86_64": "amd64", "aarch64": "arm64"}
 _LIFETIME_GRACE_MS: Final = 120_000
+_INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
+_MODEL_DIRECTORY: Final = "/tangle/model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,10 +214,6 @@ def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask) 
     if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
         raise _refuse("/execution/launch/interpreter", "executable_unavailable",
                       "the local evaluator launches entrypoints through a host interpreter only")
-    if bundle.execution.instruction_delivery.kind == "utf8-file":
-        raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
-                      "the local provider does not root processes at the environment, so the fixed "
-                      "task file path would not be the process's path")
 
 
 async def _stage(environment: Any, plan: AgentCandidateExecutionPlanEvidence, bundle: AgentCandidateBundle,
@@ -326,6 +330,7 @@ async def run_candidate_async(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
+    provider: LocalExactProcessProvider | None = None
     try:
         store = LocalArtifactStore(work / "artifacts")
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
@@ -337,7 +342,22 @@ async def run_candidate_async(
         grader = task.grader
         checks = parse_output_checks(grader.name, grader.version,
                                      _bytes_of(grader.artifact.to_wire(), resolver, "/grader/artifact"))
-        endpoint = ModelEndpoint(socket_path=str(scratch / "model.sock"), backend=model or EchoModel(),
+        executable = _host_executable(parsed)
+        (scratch / "model").mkdir(mode=0o711)
+        provider = LocalExactProcessProvider(
+            scratch / "provider", executables=[executable], isolation=await _isolation(), private_root=True,
+            read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: scratch / "model"})
+        exact = provider.exact_process
+        if exact is None:
+            raise _refuse("/", "exact_process_unavailable",
+                          "this host cannot block a process's network, so no exact process can run here")
+        if parsed.execution.instruction_delivery.kind == "utf8-file" and not provider.private_root:
+            raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
+                          "this host gives no private mount namespace, so the fixed task file path "
+                          "cannot be the process's own path")
+        endpoint = ModelEndpoint(socket_path=str(scratch / "model" / "endpoint.sock"),
+                                 exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
+                                 backend=model or EchoModel(),
                                  requested=task.model.requested,
                                  prompt=_system_prompt(parsed),
                                  max_model_calls=task.limits.max_model_calls,
@@ -345,13 +365,6 @@ async def run_candidate_async(
                                  max_output_tokens=task.limits.max_output_tokens,
                                  max_total_tokens=task.limits.max_total_tokens)
         execution_id = "local-" + uuid.uuid4().hex
-        executable = _host_executable(parsed)
-        provider = LocalExactProcessProvider(scratch / "provider", executables=[executable],
-                                             isolation=await _isolation())
-        exact = provider.exact_process
-        if exact is None:
-            raise _refuse("/", "exact_process_unavailable",
-                          "this host cannot block a process's network, so no exact process can run here")
         grant = canonical_digest({"kind": "agent-interface.local-model-grant.v1", "executionId": execution_id,
                                   "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
                                   "endpoint": endpoint.address})
@@ -385,7 +398,6 @@ async def run_candidate_async(
             await endpoint.close()
             if environment is not None:
                 await asyncio.shield(environment.destroy())
-            provider.close()
         outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store)
         if isinstance(outcome, CandidateInvalidCapture):
             write_json_atomic(work / "invalid-capture.json", outcome.to_wire())
@@ -396,6 +408,8 @@ async def run_candidate_async(
         shutil.rmtree(work, ignore_errors=True)
         raise
     finally:
+        if provider is not None:
+            provider.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return CandidateRunResult(
         out=target, plan=plan, materialization_receipt=receipt,
