@@ -1,16 +1,19 @@
 """Time and peak memory of `candidate materialize` and `candidate run` on the example.
 
-Run: ``.venv/bin/python benchmarks/bench_candidate_run.py [--runs N]``. Each sample is a
-fresh CLI process (so import and verification are included); peak memory is the child's
-maximum resident set (``ru_maxrss`` of the finished child). Also prints the run's own
-process time (the receipt's ``timing.durationMs``) so the cost beyond the process shows.
+Run: ``.venv/bin/python benchmarks/bench_candidate_run.py [--runs N] [--no-bytecode]``.
+Each sample is a fresh CLI process (so import and verification are included); peak memory
+is the child's maximum resident set (``ru_maxrss`` of the finished child). Also prints the
+run's own process time (the receipt's ``timing.durationMs``) so the cost beyond the process
+shows. The children write and use compiled bytecode as an installed package does (one
+warm-up sample of each first), unless ``--no-bytecode`` (``PYTHONDONTWRITEBYTECODE`` set and
+no cache: every module compiled on every start).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -22,15 +25,16 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "candidate"
 CLI = [sys.executable, "-m", "agent_interface"]
 
 
+ENV = dict(os.environ)
+
+
 def sample(args: list[str]) -> tuple[float, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = __import__("os").wait4(process.pid, 0)
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     if status != 0:
         raise SystemExit(f"failed: {args}")
-    del before
     return elapsed, usage.ru_maxrss
 
 
@@ -41,11 +45,23 @@ def report(name: str, values: list[float], unit: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
-    runs = parser.parse_args().runs
+    parser.add_argument("--no-bytecode", action="store_true")
+    options = parser.parse_args()
+    runs = options.runs
+    if options.no_bytecode:
+        ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+        ENV["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp()  # an empty cache: nothing compiled is reused
+    else:
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as scratch:
         demo = Path(scratch) / "demo"
         subprocess.run(["git", "clone", "-q", str(EXAMPLE / "repository.bundle"), str(demo)], check=True)
         results: dict[str, list[float]] = {k: [] for k in ("mt", "mm", "rt", "rm", "process", "beyond")}
+        run_args = ["--task", str(EXAMPLE / "task.json"), "--artifacts", str(EXAMPLE / "artifacts")]
+        sample([*CLI, "candidate", "materialize", str(EXAMPLE / "bundle.json"), "--repository", str(demo),
+                "--into", f"{scratch}/warm-m"])
+        sample([*CLI, "candidate", "run", str(EXAMPLE / "bundle.json"), "--repository", str(demo), *run_args,
+                "--out", f"{scratch}/warm-r"])
         for index in range(runs):
             seconds, rss = sample([*CLI, "candidate", "materialize", str(EXAMPLE / "bundle.json"),
                                    "--repository", str(demo), "--into", f"{scratch}/m{index}"])
@@ -60,7 +76,8 @@ def main() -> None:
             receipt = json.loads((out / "run-receipt.json").read_text())
             results["process"].append(receipt["timing"]["durationMs"])
             results["beyond"].append(seconds * 1000 - receipt["timing"]["durationMs"])
-        print(f"{runs} runs each, fresh CLI process per sample")
+        cache = "no bytecode cache" if options.no_bytecode else "bytecode cached"
+        print(f"{runs} runs each, fresh CLI process per sample, {cache}")
         report("materialize: wall time", results["mt"], "ms")
         report("materialize: peak RSS", results["mm"], "MiB")
         report("run: wall time", results["rt"], "ms")

@@ -20,8 +20,6 @@ what is missing).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,6 +116,9 @@ def _git_limits(args: argparse.Namespace) -> Any:
 
 def cmd_candidate_run(args: argparse.Namespace) -> int:
     """``candidate run``: see the module docstring."""
+    import asyncio
+    import signal
+
     from agent_interface.candidate.tasks import (
         AgentCandidateBenchmarkSuite,
         AgentCandidateBenchmarkTask,

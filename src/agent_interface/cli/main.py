@@ -410,6 +410,13 @@ def _print_table(results: list[dict[str, Any]]) -> None:
 
 
 _OWN_COMMANDS = frozenset({"validate", "digest", "schema", "check"})
+# The plugin that registers each command: only it is imported to run the command.
+_PLUGIN_OF = {
+    "measure": "agent_interface.cli.profile",
+    "profile": "agent_interface.cli.profile",
+    "kb": "agent_interface.cli.kb",
+    "candidate": "agent_interface.cli.candidate",
+}
 
 
 def build_parser(command_modules: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -499,8 +506,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (0 accepted, 1 refused, 2 not run)."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = next((word for word in words if not word.startswith("-")), None)
-    # The sub-command modules import their contract families: skip them for our own commands.
-    parser = build_parser(() if command in _OWN_COMMANDS else _COMMAND_MODULES)
+    # The sub-command modules import their contract families: import only the one that
+    # registers the command (all of them for the top-level help or an unknown command).
+    if command in _OWN_COMMANDS:
+        modules: Sequence[str] = ()
+    elif command in _PLUGIN_OF:
+        modules = (_PLUGIN_OF[command],)
+    else:
+        modules = _COMMAND_MODULES
+    parser = build_parser(modules)
     try:
         args = parser.parse_args(words)
     except UsageError as error:

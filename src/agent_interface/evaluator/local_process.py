@@ -78,12 +78,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from agent_interface.core.canonical import canonical_digest, canonical_json
+from agent_interface.core.contract_limits import BoundedJsonRecord
 from agent_interface.core.errors import ContractError
-from agent_interface.core.model import FrozenDict, WireModel, thaw
-from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+from agent_interface.core.model import FrozenDict, WireModel, thaw, wire_adapter
 from agent_interface.environment.exact_process import (
     AgentExactProcessEnvironmentQuery,
     AgentExactProcessLaunch,
@@ -108,7 +108,9 @@ from agent_interface.evaluator.supervised_process import (
     SupervisedProcess,
     start_supervised,
 )
-from agent_interface.provider.create import detached_metadata
+
+if TYPE_CHECKING:  # imported when capabilities() is first asked: it pulls in most of the contract
+    from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 
 __all__ = [
     "LocalExactProcess",
@@ -276,8 +278,11 @@ class LocalExactProcessEnvironment:
         self._store = owner._store
         self.id: Final = record.id
         self.provider: Final = owner.name
-        self.metadata: Final[FrozenDict[str, Any] | None] = detached_metadata(
-            json.loads(record.metadata_json)
+        # Bounded JSON, detached and immutable (as provider.create.detached_metadata makes it,
+        # without importing the turn machinery that module carries).
+        metadata = json.loads(record.metadata_json)
+        self.metadata: Final[FrozenDict[str, Any] | None] = (
+            None if metadata is None else wire_adapter(BoundedJsonRecord, "metadata").parse(metadata)
         )
         directory = owner._root / "environments" / record.id
         self._files = directory / "fs"
@@ -550,6 +555,8 @@ class LocalExactProcessProvider:
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
+        from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+
         egress = self._egress()
         document: dict[str, Any] = {
             "profile": {
