@@ -334,9 +334,14 @@ async def run_candidate_async(
     try:
         store = LocalArtifactStore(work / "artifacts")
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
-        verification = await asyncio.to_thread(
-            verify_candidate_bundle, bundle, repository=None if repository is None else Path(repository),
-            resolver=resolver, git_limits=git_limits)
+        # The namespace probe runs while the verifier's git processes do (and ends either way).
+        probe = asyncio.ensure_future(_isolation())
+        try:
+            verification = await asyncio.to_thread(
+                verify_candidate_bundle, bundle, repository=None if repository is None else Path(repository),
+                resolver=resolver, git_limits=git_limits)
+        finally:
+            isolation = await probe
         parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
         _preflight(parsed, task)
         grader = task.grader
@@ -345,7 +350,7 @@ async def run_candidate_async(
         executable = _host_executable(parsed)
         (scratch / "model").mkdir(mode=0o711)
         provider = LocalExactProcessProvider(
-            scratch / "provider", executables=[executable], isolation=await _isolation(), private_root=True,
+            scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
             read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: scratch / "model"})
         exact = provider.exact_process
         if exact is None:
