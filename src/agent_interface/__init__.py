@@ -375,6 +375,7 @@ if TYPE_CHECKING:
     )
     from .core.canonical import (
         MAX_CANONICAL_DEPTH as MAX_CANONICAL_DEPTH,
+        MAX_FINITE_INTEGER as MAX_FINITE_INTEGER,
         MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
         SHA256_DIGEST_PATTERN as SHA256_DIGEST_PATTERN,
         Sha256Digest as Sha256Digest,
@@ -432,9 +433,17 @@ if TYPE_CHECKING:
         CanonicalJsonError as CanonicalJsonError,
         ContractError as ContractError,
         ContractIssue as ContractIssue,
+        MAX_REPORTED_ISSUES as MAX_REPORTED_ISSUES,
         WireValidationError as WireValidationError,
         contract_error_from_validation as contract_error_from_validation,
         json_pointer as json_pointer,
+        printable as printable,
+    )
+    from .core.free_json import (
+        JsonObject as JsonObject,
+        JsonValue as JsonValue,
+        free_json_validator as free_json_validator,
+        frozen_object_schema as frozen_object_schema,
     )
     from .core.json_schema import (
         DRAFT_2020_12 as DRAFT_2020_12,
@@ -443,16 +452,28 @@ if TYPE_CHECKING:
         never_stricter as never_stricter,
     )
     from .core.model import (
-        JsonObject as JsonObject,
-        JsonValue as JsonValue,
         WireAdapter as WireAdapter,
         WireModel as WireModel,
-        free_json_validator as free_json_validator,
         wire_adapter as wire_adapter,
         wire_names as wire_names,
     )
     from .core.number_validation import (
         numbers_approximately_equal as numbers_approximately_equal,
+    )
+    from .core.numbers import (
+        GreaterThanZeroSafeInt as GreaterThanZeroSafeInt,
+        OpenUnitInterval as OpenUnitInterval,
+        PositiveNumber as PositiveNumber,
+        StrictFiniteNumber as StrictFiniteNumber,
+        UnitInterval as UnitInterval,
+        integral_float_to_int as integral_float_to_int,
+        is_finite_integer as is_finite_integer,
+        js_integer as js_integer,
+    )
+    from .core.redaction import (
+        MASK as MASK,
+        masked_argv as masked_argv,
+        masked_text as masked_text,
     )
     from .core.reference import (
         REFERENCE_COMMIT as REFERENCE_COMMIT,
@@ -1565,6 +1586,7 @@ _EXPORTS: dict[str, str] = {
     "VERIFICATION_CHECKS": "candidate.verification_result",
     "VerificationCheck": "candidate.verification_result",
     "MAX_CANONICAL_DEPTH": "core.canonical",
+    "MAX_FINITE_INTEGER": "core.canonical",
     "MAX_SAFE_INTEGER": "core.canonical",
     "SHA256_DIGEST_PATTERN": "core.canonical",
     "Sha256Digest": "core.canonical",
@@ -1616,21 +1638,35 @@ _EXPORTS: dict[str, str] = {
     "CanonicalJsonError": "core.errors",
     "ContractError": "core.errors",
     "ContractIssue": "core.errors",
+    "MAX_REPORTED_ISSUES": "core.errors",
     "WireValidationError": "core.errors",
     "contract_error_from_validation": "core.errors",
     "json_pointer": "core.errors",
+    "printable": "core.errors",
+    "JsonObject": "core.free_json",
+    "JsonValue": "core.free_json",
+    "free_json_validator": "core.free_json",
+    "frozen_object_schema": "core.free_json",
     "DRAFT_2020_12": "core.json_schema",
     "JsonSchemaPattern": "core.json_schema",
     "export_json_schema": "core.json_schema",
     "never_stricter": "core.json_schema",
-    "JsonObject": "core.model",
-    "JsonValue": "core.model",
     "WireAdapter": "core.model",
     "WireModel": "core.model",
-    "free_json_validator": "core.model",
     "wire_adapter": "core.model",
     "wire_names": "core.model",
     "numbers_approximately_equal": "core.number_validation",
+    "GreaterThanZeroSafeInt": "core.numbers",
+    "OpenUnitInterval": "core.numbers",
+    "PositiveNumber": "core.numbers",
+    "StrictFiniteNumber": "core.numbers",
+    "UnitInterval": "core.numbers",
+    "integral_float_to_int": "core.numbers",
+    "is_finite_integer": "core.numbers",
+    "js_integer": "core.numbers",
+    "MASK": "core.redaction",
+    "masked_argv": "core.redaction",
+    "masked_text": "core.redaction",
     "REFERENCE_COMMIT": "core.reference",
     "REFERENCE_PACKAGE": "core.reference",
     "REFERENCE_VERSION": "core.reference",

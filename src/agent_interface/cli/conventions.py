@@ -20,6 +20,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from agent_interface.core.errors import printable
 from agent_interface.core.registry import close_schema_names
 
 __all__ = [
@@ -100,8 +101,9 @@ def unknown_schema(typed: str, *, document: str | None = None) -> CommandError:
 
 
 def emit_json(payload: Any) -> None:
-    """Print ``payload`` as indented JSON on standard output."""
-    print(json.dumps(payload, ensure_ascii=False, indent=2))
+    """Print ``payload`` as indented JSON on standard output (a lone surrogate, say in a
+    path, as its JSON escape, which any stream takes)."""
+    print(printable(json.dumps(payload, ensure_ascii=False, indent=2)))
 
 
 def report_command_error(error: CommandError, *, as_json: bool) -> int:
@@ -109,7 +111,7 @@ def report_command_error(error: CommandError, *, as_json: bool) -> int:
     if as_json:
         emit_json(error.to_json())
     else:
-        print(f"agent-interface: {error.text()}", file=sys.stderr)
+        print(printable(f"agent-interface: {error.text()}"), file=sys.stderr)
     return EXIT_UNREADABLE
 
 

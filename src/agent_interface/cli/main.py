@@ -1,9 +1,11 @@
 """``agent-interface``: validate, digest and inspect contract documents from the shell.
 
 Exit codes: 0 accepted, 1 refused (each issue printed as ``path: message [code]``),
-2 unreadable input, unknown schema name or bad usage. Every command takes ``--json``;
-with it every outcome, errors included, is one JSON document on standard output
-(``cli.conventions``).
+2 unreadable input, unknown schema name, an unwritable output, bad usage or any other
+error. Every command takes ``--json``; with it every outcome, errors included, is one JSON
+document on standard output (``cli.conventions``). No command prints a traceback: an
+unexpected failure is reported as an internal error. A document the schema accepts but
+whose canonical digest is refused (a lone surrogate) is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import (
     ContractError,
     ContractIssue,
+    printable,
 )
 from agent_interface.core.json_schema import export_json_schema
 from agent_interface.core.model import WireAdapter
@@ -95,21 +98,28 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json_bytes(data: bytes, source: str) -> Any:
-    """The JSON value of ``data``; :class:`Unreadable` (``json_invalid``) when it is not JSON."""
+    """The JSON value of ``data`` as ``JSON.parse`` reads it (UTF-8 only, no byte order mark,
+    no NaN); :class:`Unreadable` (``json_invalid``) when it is not JSON."""
     try:
-        return json.loads(data, parse_constant=_refuse_constant)
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise ValueError("a byte order mark is not JSON")
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
     except RecursionError:
         raise Unreadable("json_invalid", "not valid JSON (nested too deeply)", document=source) from None
     except ValueError as exc:
         # json's messages name a position, never the text.
-        reason = str(exc) if isinstance(exc, json.JSONDecodeError) else "not valid JSON"
+        reason = str(exc) if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) else "not valid JSON"
+        if isinstance(exc, UnicodeDecodeError):
+            reason = "not UTF-8"
+        elif not isinstance(exc, json.JSONDecodeError) and "byte order mark" in str(exc):
+            reason = "a byte order mark is not JSON"
         raise Unreadable("json_invalid", f"not valid JSON ({reason})", document=source) from None
 
 
 def print_issues(issues: Sequence[ContractIssue], stream: IO[str], prefix: str = "") -> None:
     """Print each issue as ``path: message [code]``."""
     for issue in issues:
-        print(f"{prefix}{issue.path or '/'}: {issue.message} [{issue.code}]", file=stream)
+        print(f"{prefix}{issue}", file=stream)  # str(issue) writes lone surrogates as escapes
 
 
 _emit_json = emit_json
@@ -129,10 +139,9 @@ def _schema(typed: str, *, document: str | None = None) -> WireAdapter[Any]:
 def _validate_one(schema_name: str, data: bytes) -> tuple[bool, list[ContractIssue], str | None]:
     schema = _schema(schema_name)
     try:
-        value = schema.parse(data)
-    except ContractError as exc:
+        return True, [], canonical_digest(schema.to_wire(schema.parse(data)))
+    except ContractError as exc:  # refused, or accepted with no canonical digest
         return False, list(exc.issues), None
-    return True, [], canonical_digest(schema.to_wire(value))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -194,14 +203,16 @@ def _validate_lines(args: argparse.Namespace) -> int:
         refused += not ok
         if args.json:
             print(
-                json.dumps(
-                    {
-                        "line": number,
-                        "verdict": "accepted" if ok else "refused",
-                        "digest": digest,
-                        "issues": [issue.to_dict() for issue in issues],
-                    },
-                    ensure_ascii=False,
+                printable(
+                    json.dumps(
+                        {
+                            "line": number,
+                            "verdict": "accepted" if ok else "refused",
+                            "digest": digest,
+                            "issues": [issue.to_dict() for issue in issues],
+                        },
+                        ensure_ascii=False,
+                    )
                 )
             )
         elif ok:
@@ -272,11 +283,19 @@ def cmd_schema_export(args: argparse.Namespace) -> int:
         code, reason = _os_reason(exc)
         raise CommandError(code, reason, document=str(out)) from None
     written = []
+    failure: OSError | None = None
     for name in wire_schemas():
         document = export_json_schema(name)
         path = out / f"{name}.schema.json"
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        try:
+            path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:  # an unwritable directory
+            failure = exc
+            break
         written.append(str(path))
+    if failure is not None:
+        code, reason = _os_reason(failure)
+        raise CommandError(code, reason, document=str(out))
     if args.json:
         _emit_json(written)
     else:
@@ -519,12 +538,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
     except UsageError as error:
         return _report_usage(error, as_json="--json" in words)
+    as_json = bool(getattr(args, "json", False))
     try:
         code: int = args.handler(args)
     except CommandError as error:
-        return report_command_error(error, as_json=bool(getattr(args, "json", False)))
+        return report_command_error(error, as_json=as_json)
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except ContractError as error:  # a refusal no command turned into a verdict
+        return report_command_error(CommandError(error.issues[0].code, str(error)), as_json=as_json)
+    except Exception as error:  # the guard: a bug is one line, never a traceback
+        return report_command_error(
+            CommandError("internal_error", f"internal error ({type(error).__name__}); please report it"),
+            as_json=as_json,
+        )
     return code
 
 

@@ -46,6 +46,7 @@ from agent_interface.core.errors import (
 
 __all__ = [
     "MAX_CANONICAL_DEPTH",
+    "MAX_FINITE_INTEGER",
     "MAX_SAFE_INTEGER",
     "SHA256_DIGEST_PATTERN",
     "Sha256Digest",
@@ -63,6 +64,8 @@ __all__ = [
 ]
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+MAX_FINITE_INTEGER: Final = 2**1024 - 2**970 - 1
+"""The largest integer a double holds finitely (rounded): one more reads as ``Infinity``."""
 MAX_CANONICAL_DEPTH: Final = 256
 """Containers nested deeper than this are refused instead of exhausting the stack."""
 
@@ -83,19 +86,29 @@ def sha256_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def exact_text(value: object) -> str:
+    """``value`` as an exact ``str`` (a ``str`` subclass is copied without calling any of
+    its methods); anything else is refused with ``not_string``."""
+    if type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    raise CanonicalJsonError([ContractIssue("", "not_string", "value is not a string")])
+
+
 def sha256_utf8(text: str) -> str:
     """Digest of the UTF-8 bytes of ``text``; ill-formed Unicode is refused."""
-    try:
-        return sha256_bytes(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise CanonicalJsonError(
-            [ContractIssue("", "ill_formed_unicode", "string contains a lone surrogate")]
-        ) from None
+    if is_well_formed_unicode(text):
+        return sha256_bytes(exact_text(text).encode("utf-8"))
+    exact_text(text)  # refuses a non-string
+    raise CanonicalJsonError(
+        [ContractIssue("", "ill_formed_unicode", "string contains a lone surrogate")]
+    )
 
 
 def utf16_sort_key(key: str) -> bytes:
     """Sort key ordering strings by UTF-16 code units, as JavaScript's ``sort()`` does."""
-    return key.encode("utf-16-be", "surrogatepass")
+    return exact_text(key).encode("utf-16-be", "surrogatepass")
 
 
 class _Refusal(Exception):
@@ -141,9 +154,25 @@ def _plain(value: Any, depth: int = 0) -> Any:
 
 
 def es_number(value: float) -> str:
-    """ECMAScript ``Number::toString`` for a finite double (RFC 8785 section 3.2.2.3)."""
+    """ECMAScript ``Number::toString`` for a finite double (RFC 8785 section 3.2.2.3).
+
+    Anything else (NaN, an infinity, a non-number) is refused with
+    :class:`~agent_interface.core.errors.CanonicalJsonError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CanonicalJsonError([ContractIssue("", "not_json", "value is not a number")])
+    try:  # the base methods: a subclass's own conversions are never called
+        value = float.__float__(value) if isinstance(value, float) else float(int.__int__(value))
+    except OverflowError:
+        value = float("inf")
     if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError("not a finite number")
+        raise CanonicalJsonError(
+            [ContractIssue("", "non_finite_number", "NaN and infinities are not JSON")]
+        )
+    return _es_number(value)
+
+
+def _es_number(value: float) -> str:
+    # ``es_number`` of a finite float, unchecked (the serializer checked it).
     if value == 0:
         return "0"
     text = repr(value)
@@ -177,11 +206,13 @@ def es_number(value: float) -> str:
 
 
 def _large_integer(value: int) -> str:
+    # Beyond the double range there is no double to compare with (and its decimal text
+    # may be longer than Python converts): refused like any unsafe integer.
     try:
-        text = es_number(float(value))
+        text = _es_number(float(value))
     except OverflowError:
         text = ""
-    if text != str(value):
+    if not text or text != str(value):
         raise _Refusal(
             [],
             "unsafe_integer",
@@ -242,7 +273,7 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
     elif kind is float:
         if value != value or value in (float("inf"), float("-inf")):
             raise _Refusal([], "non_finite_number", "NaN and infinities are not JSON")
-        out.append(es_number(value))
+        out.append(_es_number(value))
     elif value is None:
         out.append("null")
     elif value is True:
@@ -250,11 +281,11 @@ def _serialize(value: Any, out: list[str], depth: int) -> None:
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(_json_string(str(value)))
+        out.append(_json_string(str.__str__(value)))
     elif isinstance(value, int) and not isinstance(value, bool):
-        _serialize(int(value), out, depth)
+        _serialize(int.__int__(value), out, depth)
     elif isinstance(value, float):
-        _serialize(float(value), out, depth)
+        _serialize(float.__float__(value), out, depth)
     elif isinstance(value, (list, tuple)):
         _serialize(list(value), out, depth)
     elif _FORMS and _form(value) is not None:
@@ -267,67 +298,120 @@ def _refuse(refusal: _Refusal, root: object) -> CanonicalJsonError:
     path = list(reversed(refusal.path))
     code, message = refusal.code, refusal.message
     if code == "too_deep":
-        cycle_path = _find_cycle(root)
+        try:
+            cycle_path = _find_cycle(root)
+        except Exception:  # a container whose own methods fail: the depth refusal stands
+            cycle_path = None
         if cycle_path is not None:
             path, code, message = cycle_path, "cycle", "value contains itself"
     return CanonicalJsonError([ContractIssue(json_pointer(path), code, message)])
 
 
 def _find_cycle(root: object) -> list[str | int] | None:
-    """Path of the first container that repeats one of its ancestors (iterative DFS)."""
-    stack: list[tuple[object, list[str | int], frozenset[int]]] = [(root, [], frozenset())]
+    """Path of the first container that repeats one of its ancestors (iterative DFS, last
+    member first). A container explored without finding one is not explored again: a
+    large value sharing one deep member many times costs its size, not size x depth."""
+    if not isinstance(root, (dict, list, tuple)):
+        return None
+    open_ids = {id(root)}
+    done: set[int] = set()
+    path: list[str | int] = []
+    stack: list[tuple[object, Any]] = [(root, reversed(_members(root)))]
     while stack:
-        node, path, ancestors = stack.pop()
-        if not isinstance(node, (dict, list, tuple)):
-            continue
-        if id(node) in ancestors:
-            return path
-        if len(path) > MAX_CANONICAL_DEPTH + 1:
-            continue
-        inner = ancestors | {id(node)}
-        children = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, child in children:
-            stack.append((child, [*path, key], inner))
+        node, members = stack[-1]
+        for key, child in members:
+            if not isinstance(child, (dict, list, tuple)) or id(child) in done:
+                continue
+            if id(child) in open_ids:
+                return [*path, key]
+            open_ids.add(id(child))
+            path.append(key)
+            stack.append((child, reversed(_members(child))))
+            break
+        else:
+            stack.pop()
+            open_ids.discard(id(node))
+            done.add(id(node))
+            if stack:
+                path.pop()
     return None
 
 
+def _members(node: Any) -> list[tuple[Any, Any]]:
+    return list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+
+
 def _lone_surrogate_path(value: object) -> list[str | int]:
-    stack: list[tuple[object, list[str | int]]] = [(value, [])]
+    # Paths are linked (parent, key) cells, spelled out only for the string found; a
+    # string object met again (one value repeated in a large array) is checked once.
+    Cell = tuple[Any, str | int] | None
+    stack: list[tuple[object, Cell]] = [(value, None)]
+    checked: set[int] = set()
+
+    def ill_formed(text: str) -> bool:
+        if id(text) in checked or str.isascii(text):
+            return False
+        if is_well_formed_unicode(text):
+            checked.add(id(text))
+            return False
+        return True
+
+    def spelled(cell: Cell) -> list[str | int]:
+        path: list[str | int] = []
+        while cell is not None:
+            cell, key = cell
+            path.append(key)
+        path.reverse()
+        return path
+
     while stack:
-        node, path = stack.pop()
+        node, cell = stack.pop()
         if isinstance(node, str):
-            if not is_well_formed_unicode(node):
-                return path
+            if ill_formed(node):
+                return spelled(cell)
         elif isinstance(node, dict):
             for key, child in node.items():
-                if isinstance(key, str) and not is_well_formed_unicode(key):
-                    return [*path, key]
-                stack.append((child, [*path, key]))
+                if isinstance(key, str) and ill_formed(key):
+                    return spelled((cell, key))
+                stack.append((child, (cell, key)))
         elif isinstance(node, (list, tuple)):
-            stack.extend((child, [*path, index]) for index, child in enumerate(node))
+            stack.extend((child, (cell, index)) for index, child in enumerate(node))
     return []
 
 
 def is_well_formed_unicode(text: str) -> bool:
-    """``isWellFormedUnicode``: ``text`` has no lone surrogate, so it encodes as UTF-8."""
+    """``isWellFormedUnicode``: ``text`` is a string with no lone surrogate, so it encodes
+    as UTF-8 (anything but a string is not)."""
+    if not isinstance(text, str):
+        return False
     try:
-        text.encode("utf-8")
+        str.encode(text, "utf-8")
     except UnicodeEncodeError:
         return False
     return True
 
 
 def _canonical_text(value: object) -> str:
+    # Every refusal is raised outside the handler: no exception of the walk (which may
+    # come from an object's own methods) is kept as its context.
     out: list[str] = []
+    refusal: _Refusal | None = None
+    issue: ContractIssue | None = None
     try:
         _serialize(value, out, 0)
-    except _Refusal as refusal:
-        raise _refuse(refusal, value) from None
+    except _Refusal as caught:
+        refusal = caught
+    except _HasForm:
+        raise  # the caller converts registered objects and writes again
     except RecursionError:
         # The caller's own stack was already deep; report it as a depth refusal.
-        raise CanonicalJsonError(
-            [ContractIssue("", "too_deep", "value is nested too deeply for this call stack")]
-        ) from None
+        issue = ContractIssue("", "too_deep", "value is nested too deeply for this call stack")
+    except Exception:  # an object whose own methods fail (hostile __eq__, __hash__, items)
+        issue = ContractIssue("", "not_json", "value holds an object that cannot be read as JSON")
+    if refusal is not None:
+        raise _refuse(refusal, value)
+    if issue is not None:
+        raise CanonicalJsonError([issue])
     return "".join(out)
 
 
@@ -358,18 +442,18 @@ def _exact_bytes(value: object, *, plain: bool = False) -> bytes:
     try:
         text = _canonical_text(value)
     except _HasForm:
-        if plain:  # a form that returns a registered object again
-            raise CanonicalJsonError(
-                [ContractIssue("", "not_json", "a canonical form is not a JSON value")]
-            ) from None
-        # Converted once: the plain value may take the fast path.
-        converted = _plain(value)
-        fast = _compiled_bytes(converted)
-        return fast if fast is not None else _exact_bytes(converted, plain=True)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _surrogate_error(value) from None
+        converted = None if plain else _plain(value)
+    else:
+        if is_well_formed_unicode(text):
+            return text.encode("utf-8")
+        raise _surrogate_error(value)
+    if converted is None:  # a form that returns a registered object again
+        raise CanonicalJsonError(
+            [ContractIssue("", "not_json", "a canonical form is not a JSON value")]
+        )
+    # Converted once: the plain value may take the fast path.
+    fast = _compiled_bytes(converted)
+    return fast if fast is not None else _exact_bytes(converted, plain=True)
 
 
 # orjson prints a float without an exponent exactly when 1e-5 <= |x| < 1e16, ECMAScript
@@ -460,5 +544,14 @@ def is_canonical_json_value(value: object) -> bool:
 
 
 def omit_top_level_digest(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A shallow copy without the top-level ``digest`` key (``omitTopLevelDigest``)."""
-    return {key: item for key, item in value.items() if key != "digest"}
+    """A shallow copy without the top-level ``digest`` key (``omitTopLevelDigest``); a
+    value that is not a readable mapping is refused with ``not_object``."""
+    copy: dict[str, Any] | None = None
+    if isinstance(value, Mapping):
+        try:
+            copy = {key: item for key, item in value.items() if key != "digest"}
+        except Exception:  # a mapping whose own methods fail
+            copy = None
+    if copy is None:
+        raise CanonicalJsonError([ContractIssue("", "not_object", "value is not a JSON object")])
+    return copy

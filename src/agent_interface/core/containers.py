@@ -3,17 +3,23 @@
 :class:`FrozenDict` is a ``dict`` that refuses mutation; :data:`WireList` is a JSON array
 held as a tuple (lists accepted on input); :data:`WireMap` a JSON object with free keys
 held as a ``FrozenDict``; :data:`WireInt` an integer read as zod's ``z.number().int()``
-reads it. :func:`deep_freeze` and :func:`thaw` convert whole JSON-like values.
+reads it (a safe integer, ``core.numbers``). :func:`deep_freeze` and :func:`thaw` convert
+whole JSON-like values and refuse, with a ``ContractError``, what they cannot copy: a value
+that contains itself, one nested deeper than the call stack allows, a container whose own
+methods fail.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, NoReturn, Self, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, GetCoreSchemaHandler
+from pydantic import AfterValidator, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.core.fast_schema import Derivation, core_equivalent, inner_schema
+from agent_interface.core.numbers import SafeInt
+from agent_interface.core.refusal import plain_json_container
 from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
@@ -63,30 +69,65 @@ class FrozenDict(dict[K, V]):
         return (FrozenDict, (dict(self),))
 
 
-def deep_freeze(value: Any, _ancestors: frozenset[int] = frozenset()) -> Any:
+plain_json_container(FrozenDict)
+
+
+def deep_freeze(value: Any) -> Any:
     """A deeply immutable copy of a JSON-like value (``deepFreeze``): every dict becomes a
     :class:`FrozenDict`, every list or tuple a tuple, at every depth. Validated evidence
     (a profile snapshot, a capability document) handed out this way cannot be changed after
     the check that made it trustworthy. Scalars, and wire models (already frozen), are
     returned as they are; the input is not modified. Unlike JavaScript's in-place freeze
-    this builds a copy, so a value that contains itself cannot be represented and raises
-    ``ValueError`` instead of recursing without end."""
+    this builds a copy, so a value that contains itself cannot be represented: it is
+    refused with a :class:`ContractError` (``cycle``, a ``ValueError``), as are a value
+    nested deeper than the call stack allows (``too_deep``) and a container whose own
+    methods fail (``not_json``)."""
+    issue: ContractIssue | None = None
+    try:
+        return _deep_freeze(value, frozenset())
+    except _Cycle:
+        issue = ContractIssue("", "cycle", "the value contains itself")
+    except RecursionError:
+        issue = ContractIssue("", "too_deep", "the value is nested too deeply to copy")
+    except Exception:  # a container whose own methods fail
+        issue = ContractIssue("", "not_json", "the value holds an object that cannot be read")
+    raise ContractError([issue])
+
+
+class _Cycle(Exception):
+    pass
+
+
+def _deep_freeze(value: Any, ancestors: frozenset[int]) -> Any:
     if not isinstance(value, (dict, list, tuple)):
         return value
-    if id(value) in _ancestors:
-        raise ValueError("deep_freeze: the value contains itself")
-    inner = _ancestors | {id(value)}
+    if id(value) in ancestors:
+        raise _Cycle
+    inner = ancestors | {id(value)}
     if isinstance(value, dict):
-        return FrozenDict({key: deep_freeze(item, inner) for key, item in value.items()})
-    return tuple(deep_freeze(item, inner) for item in value)
+        return FrozenDict({key: _deep_freeze(item, inner) for key, item in value.items()})
+    return tuple(_deep_freeze(item, inner) for item in value)
 
 
 def thaw(value: Any) -> Any:
-    """Plain ``dict``/``list`` copy of a frozen JSON value."""
+    """Plain ``dict``/``list`` copy of a frozen JSON value (a value nested deeper than the
+    call stack allows, or holding a container whose own methods fail, is refused with a
+    :class:`ContractError`)."""
+    issue: ContractIssue | None = None
+    try:
+        return _thaw(value)
+    except RecursionError:
+        issue = ContractIssue("", "too_deep", "the value is nested too deeply to copy")
+    except Exception:  # a container whose own methods fail
+        issue = ContractIssue("", "not_json", "the value holds an object that cannot be read")
+    raise ContractError([issue])
+
+
+def _thaw(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: thaw(item) for key, item in value.items()}
+        return {key: _thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [thaw(item) for item in value]
+        return [_thaw(item) for item in value]
     return value
 
 
@@ -99,19 +140,9 @@ def _as_frozen_dict(value: dict[Any, Any]) -> FrozenDict[Any, Any]:
     return value if isinstance(value, FrozenDict) else FrozenDict(value)
 
 
-def _integral_number(value: Any) -> Any:
-    # JavaScript has one number type: 2.0 and 2e0 are the integer 2 to zod's .int().
-    if type(value) is float and value.is_integer() and abs(value) <= 2**53:
-        return int(value)
-    return value
-
-
-# The strict integer alone: a float, even an integral one, takes the precise path.
-core_equivalent(_integral_number)(inner_schema)
-
-
-WireInt = Annotated[int, BeforeValidator(_integral_number)]
-"""An integer as zod's ``z.number().int()`` reads it: ``2.0`` and ``2e0`` are accepted as 2."""
+WireInt = SafeInt
+"""An integer as zod's ``z.number().int()`` reads it (``core.numbers``): a safe integer,
+``2.0`` and ``2e0`` accepted as 2."""
 
 # A JSON array is read as a tuple by the inner schema itself.
 core_equivalent(_as_tuple)(inner_schema)

@@ -13,7 +13,6 @@ from typing import Annotated, Any, Final
 
 from pydantic import (
     BeforeValidator,
-    Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainSerializer,
@@ -23,8 +22,11 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
-    MAX_SAFE_INTEGER,
+    MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
+)
+from agent_interface.core.canonical import (
     canonical_digest,
+    exact_text,
     is_well_formed_unicode,
 )
 from agent_interface.core.errors import ContractError
@@ -32,7 +34,6 @@ from agent_interface.core.fast_schema import (
     FAST_TEXT_LIMIT,
     Derivation,
     core_equivalent,
-    inner_schema,
     is_bare_string,
     json_value_schema,
 )
@@ -41,6 +42,20 @@ from agent_interface.core.model import (
     free_json_validator,
     frozen_object_schema,
     thaw,
+)
+from agent_interface.core.numbers import (
+    FiniteNumber,
+    NonNegativeNumber,
+    NonNegativeSafeInt,
+    PositiveSafeInt,
+    SafeInt,
+    is_finite_integer,
+)
+from agent_interface.core.numbers import (
+    GreaterThanZeroSafeInt as GreaterThanZeroSafeInt,
+)
+from agent_interface.core.numbers import (
+    integral_float_to_int as integral_float_to_int,
 )
 from agent_interface.core.surrogate_text import STAND_INS, marker_free_pattern, marker_transparent
 
@@ -91,7 +106,9 @@ JS_WHITESPACE: Final = (
 
 
 def utf16_length(text: str) -> int:
-    """JavaScript's ``text.length``: UTF-16 code units."""
+    """JavaScript's ``text.length``: UTF-16 code units (a non-string is refused)."""
+    if type(text) is not str:
+        text = exact_text(text)
     if text.isascii():
         return len(text)
     # Two bytes per code unit; a lone surrogate is one unit, as in JavaScript.
@@ -100,13 +117,13 @@ def utf16_length(text: str) -> int:
 
 def utf8_bytes(text: str) -> int:
     """UTF-8 length, counting a lone surrogate as the 3 bytes of U+FFFD like TextEncoder."""
-    return len(text.encode("utf-8", "surrogatepass"))
+    return len(exact_text(text).encode("utf-8", "surrogatepass"))
 
 
 def js_trim(text: str) -> str:
     """``text`` without the leading and trailing whitespace JavaScript's ``String.prototype.trim``
-    removes (its set differs from ``str.strip``'s)."""
-    return text.strip(JS_WHITESPACE)
+    removes (its set differs from ``str.strip``'s); a non-string is refused."""
+    return exact_text(text).strip(JS_WHITESPACE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,51 +213,6 @@ def _utf16_length_in_core(
     return _code_points_or_exact(owner, node)
 
 
-def integral_float_to_int(value: Any) -> Any:
-    """Read an integral float as an int, as zod's ``.int()`` does (JSON ``5.0`` is 5).
-
-    Any integral float is converted; the safe-integer bounds of the types below then
-    refuse a large one with ``less_than_equal``. (``_model.WireInt`` instead leaves
-    floats beyond 2**53 as floats, so they are refused with ``int_type``.)
-    """
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-# The bounded integer alone: a float, even an integral one, takes the precise path.
-core_equivalent(integral_float_to_int)(inner_schema)
-
-
-# The bounds come before the float-reading validator so pydantic-core checks them itself.
-SafeInt = Annotated[
-    int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
-]
-"""zod ``z.number().int()``: a safe integer (``5.0`` on the wire reads as 5)."""
-
-NonNegativeSafeInt = Annotated[
-    int, Field(ge=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
-]
-"""zod ``z.number().int().nonnegative()``; ``-1`` is refused with ``greater_than_equal``."""
-
-PositiveSafeInt = Annotated[
-    int, Field(ge=1, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
-]
-"""zod ``z.number().int().positive()``; ``0`` is refused with ``greater_than_equal``."""
-
-GreaterThanZeroSafeInt = Annotated[
-    int, Field(gt=0, le=MAX_SAFE_INTEGER), BeforeValidator(integral_float_to_int)
-]
-"""The same values as :data:`PositiveSafeInt`, but ``0`` is refused with ``greater_than``
-(the refusal code the workspace, exact-process, MCP and provider models report)."""
-
-FiniteNumber = int | float
-"""zod ``z.number()`` (finite): an int keeps its int form, NaN/inf are refused."""
-
-NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0)]
-"""zod ``z.number().finite().nonnegative()``."""
-
-
 BoundedString = Annotated[str, Utf16Length(max=CONTRACT_MAX_STRING_LENGTH)]
 """A string of at most 16,384 UTF-16 code units (``boundedStringSchema``)."""
 
@@ -304,6 +276,13 @@ def is_bounded_json_material(value: Any) -> bool:
 
 
 def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
+    try:
+        return _bounded_problem(value, container_cost)
+    except Exception:  # an object whose own methods fail is not bounded JSON
+        return "a value cannot be read as JSON"
+
+
+def _bounded_problem(value: Any, container_cost: int) -> str | None:
     # The reference's value check counts an array or object twice (on entry and on
     # leaving it) against the node limit; its digest-material check counts it once.
     pending: list[tuple[Any, int]] = [(value, 0)]
@@ -320,6 +299,8 @@ def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
                 return f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
             continue
         if isinstance(current, int):
+            if not is_finite_integer(current):
+                return "a number is not finite"
             continue
         if isinstance(current, float):
             if current != current or current in (float("inf"), float("-inf")):
@@ -367,6 +348,13 @@ def _string_within_bounds(value: str) -> str:
     return value
 
 
+def _finite_integer(value: int) -> int:
+    # An integer JavaScript reads as Infinity is not finite JSON (``core.numbers``).
+    if not is_finite_integer(value):
+        raise _OutOfBounds(_NOT_FINITE)
+    return value
+
+
 def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
     """One walk for :func:`_bounded_json_problem` (``container_cost=2``) and
     :func:`deep_freeze`: ``value`` is already counted in ``nodes``; scalar members are
@@ -374,8 +362,10 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
     kind = type(value)
     if kind is str:
         return _string_within_bounds(value)
-    if value is None or kind is bool or kind is int:
+    if value is None or kind is bool:
         return value
+    if kind is int:
+        return _finite_integer(value)
     if kind is float:
         if value != value or value in _INFINITIES:
             raise _OutOfBounds(_NOT_FINITE)
@@ -384,7 +374,7 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         if isinstance(value, str):
             return _string_within_bounds(value)
         if isinstance(value, int):
-            return value
+            return _finite_integer(value)
         if isinstance(value, float):
             if value != value or value in _INFINITIES:
                 raise _OutOfBounds(_NOT_FINITE)
@@ -406,8 +396,10 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
                 if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
                     _string_within_bounds(item)
                 items.append(item)
-            elif member is int or member is bool or item is None:
+            elif member is bool or item is None:
                 items.append(item)
+            elif member is int:
+                items.append(_finite_integer(item))
             else:
                 items.append(_frozen_within_bounds(item, depth + 1, nodes))
         return tuple(items)
@@ -432,8 +424,10 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
                 if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
                     _string_within_bounds(item)
                 frozen[key] = item
-            elif member is int or member is bool or item is None:
+            elif member is bool or item is None:
                 frozen[key] = item
+            elif member is int:
+                frozen[key] = _finite_integer(item)
             else:
                 frozen[key] = _frozen_within_bounds(item, depth + 1, nodes)
         return FrozenDict(frozen)
@@ -544,6 +538,12 @@ def is_safe_relative_path(value: str, allow_dot: bool) -> bool:
     ``.sidecar`` segment. ``.`` alone is accepted only with ``allow_dot``.
     (Workspace cwd paths follow other rules: ``workspace.repository_path_issue``.)
     """
+    if not isinstance(value, str):
+        return False
+    return _is_safe_relative_path(str.__str__(value), allow_dot)
+
+
+def _is_safe_relative_path(value: str, allow_dot: bool) -> bool:
     if (
         not value
         or CONTROL_CHARACTER_RE.search(value)
@@ -597,8 +597,8 @@ ZOD_OFFSET_DATETIME_PATTERN: Final = (
 
 def is_iso_datetime(value: str) -> bool:
     """True when ``value`` is a datetime zod's ``z.iso.datetime()`` accepts (UTC ``Z``, seconds
-    optional)."""
-    return _ISO_DATETIME_RE.fullmatch(value) is not None
+    optional); a non-string is not one."""
+    return isinstance(value, str) and _ISO_DATETIME_RE.fullmatch(str.__str__(value)) is not None
 
 
 @dataclass(frozen=True, slots=True)

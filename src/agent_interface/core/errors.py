@@ -10,20 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Final, get_args
 
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_core.core_schema import ErrorType
 
+from agent_interface.core.error_paths import document_path
+
 __all__ = [
+    "MAX_REPORTED_ISSUES",
     "CanonicalJsonError",
     "ContractError",
     "ContractIssue",
     "WireValidationError",
     "contract_error_from_validation",
     "json_pointer",
+    "printable",
 ]
+
+MAX_REPORTED_ISSUES: Final = 100
+"""A refusal lists at most this many issues; ``ContractError.issue_count`` counts them all."""
+
+MAX_READ_ERRORS: Final = 10_000
+"""pydantic errors read one by one at most; beyond, one summary issue is reported."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate written as a ``\\udXXX`` escape, so that it encodes
+    as UTF-8 (a message pydantic-core, a terminal or a log can always carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 class Refinement:
@@ -63,7 +83,16 @@ class Refinement:
 
 
 def _escape_token(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
+    if isinstance(token, str):
+        text = str.__str__(token)
+    elif isinstance(token, int) and not isinstance(token, bool):
+        try:
+            text = int.__repr__(token)
+        except ValueError:  # more digits than Python converts: no array is that long
+            text = "-"
+    else:  # pydantic locations hold keys and indexes only
+        text = "-"
+    return text.replace("~", "~0").replace("/", "~1")
 
 
 def json_pointer(path: Iterable[str | int]) -> str:
@@ -80,26 +109,45 @@ class ContractIssue:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path or '/'}: {self.message} [{self.code}]"
+        return printable(f"{self.path or '/'}: {self.message} [{self.code}]")
 
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "code": self.code, "message": self.message}
 
 
 class ContractError(ValueError):
-    """A value was refused by the contract. ``issues`` lists every broken rule."""
+    """A value was refused by the contract.
+
+    ``issues`` lists the broken rules, at most :data:`MAX_REPORTED_ISSUES` of them (the
+    first ones found); ``issue_count`` counts every issue found and ``omitted`` those not
+    listed. The message (``str``) names paths, codes and rules, never a value, and always
+    encodes as UTF-8.
+    """
 
     issues: tuple[ContractIssue, ...]
+    issue_count: int
 
-    def __init__(self, issues: Sequence[ContractIssue], *, subject: str | None = None) -> None:
+    def __init__(
+        self,
+        issues: Sequence[ContractIssue],
+        *,
+        subject: str | None = None,
+        issue_count: int | None = None,
+    ) -> None:
         if not issues:
             raise TypeError("a ContractError needs at least one issue")
-        self.issues = tuple(issues)
+        self.issues = tuple(issues[:MAX_REPORTED_ISSUES])
+        self.issue_count = max(len(issues), issue_count or 0)
         self.subject = subject
         head = f"{subject} refused" if subject else "refused"
         body = "; ".join(str(issue) for issue in self.issues[:10])
-        more = f" (+{len(self.issues) - 10} more)" if len(self.issues) > 10 else ""
-        super().__init__(f"{head}: {body}{more}")
+        more = f" (+{self.issue_count - 10} more)" if self.issue_count > 10 else ""
+        super().__init__(printable(f"{head}: {body}{more}"))
+
+    @property
+    def omitted(self) -> int:
+        """How many issues were found but are not listed in ``issues``."""
+        return self.issue_count - len(self.issues)
 
     @classmethod
     def single(
@@ -145,94 +193,141 @@ _SAME_RULE_MESSAGES = {
 
 _NO_DOCUMENT = object()
 
+MARK: Final = "\x00"
+"""Union labels starting with this character are put into locations by the labelled
+validator (``core.bounded_validation``), never keys: a location carrying them needs no
+document to be mapped."""
+
+TAG_MARK: Final = MARK + "tag"
+"""The mark that follows a discriminator tag in a location: the tag goes with it."""
+
+NEVER_MARK: Final = MARK + "never"
+"""The mark of a choice that never matches: its errors are not issues."""
+
 
 def contract_error_from_validation(
-    exc: ValidationError, *, subject: str | None = None, document: object = _NO_DOCUMENT
+    exc: ValidationError,
+    *,
+    subject: str | None = None,
+    document: object = _NO_DOCUMENT,
+    labelled: bool = False,
 ) -> WireValidationError:
     """Convert pydantic's error into a :class:`WireValidationError` without echoing inputs.
 
     Pass the validated ``document`` so locations are mapped onto real JSON Pointers:
     pydantic inserts union member names and tags into its locations, and walking the
-    document tells those apart from keys.
+    document tells those apart from keys. ``labelled`` says the locations carry the labels
+    of a derived validator, which identify every inserted part: without a document, the
+    rest of the location is the pointer (a custom rule naming a key that is absent from
+    the document is then reported at the full location it names).
+
+    At most :data:`MAX_REPORTED_ISSUES` issues are mapped; ``issue_count`` counts all.
     """
-    issues: list[ContractIssue] = []
-    for error in exc.errors(include_url=False, include_input=False):
-        code = _SAME_RULE_CODES.get(str(error["type"]), str(error["type"]))
-        ctx = error.get("ctx", {})
-        raw_loc = list(error["loc"])
-        field = ctx.get("field")
-        if code == "null_not_allowed" and isinstance(field, str):
-            raw_loc.append(field)
-        if document is _NO_DOCUMENT:
-            loc = [part for part in raw_loc if not _is_union_tag(part)]
-        else:
-            loc = _document_path(
-                raw_loc, document, absent_ok=code not in _BUILTIN_CODES, missing=code == "missing"
-            )
-        message = _GENERIC_MESSAGES.get(code) or _SAME_RULE_MESSAGES.get(code) or str(error["msg"])
-        if code in ("union_tag_invalid", "union_tag_not_found"):
-            key = _discriminator_key(ctx.get("discriminator"))
-            if key is not None:
-                loc.append(key)  # zod names the discriminator itself
-            message = f"{ctx.get('discriminator')} must be one of {ctx.get('expected_tags')}"
-        if code == "value_error" and message.startswith("Value error, "):
+    count = exc.error_count()
+    title = subject or exc.title
+    if count > MAX_READ_ERRORS:
+        return WireValidationError(
+            [ContractIssue("", "too_many_issues", f"the document has {count} issues")],
+            subject=title,
+            issue_count=count,
+        )
+    try:
+        errors = exc.errors(include_url=False, include_input=False)
+    except UnicodeError:
+        # A validator put an un-encodable string into its error: still a typed refusal.
+        return WireValidationError(
+            [ContractIssue("", "ill_formed_unicode", "the document contains a lone surrogate")],
+            subject=title,
+            issue_count=count,
+        )
+    if labelled:  # a choice that never matches is a label, not an issue
+        errors = [error for error in errors if NEVER_MARK not in error["loc"]]
+    issues = [_issue(error, document, labelled) for error in errors[:MAX_REPORTED_ISSUES]]
+    if not issues:  # cannot happen (a refusal has an issue), but stay typed
+        issues.append(ContractIssue("", "invalid", "the document is refused"))
+    return WireValidationError(issues, subject=title, issue_count=len(errors))
+
+
+def _issue(error: Any, document: object, labelled: bool) -> ContractIssue:
+    code = _SAME_RULE_CODES.get(str(error["type"]), str(error["type"]))
+    ctx = error.get("ctx", {})
+    raw_loc = list(error["loc"])
+    field = ctx.get("field")
+    if code == "null_not_allowed" and isinstance(field, str):
+        raw_loc.append(field)
+    if labelled:
+        raw_loc = _unlabelled(raw_loc)
+    if labelled and document is _NO_DOCUMENT:
+        # Every inserted part is marked, but for the ``[key]`` of a map key's own error.
+        loc = [part for part in raw_loc if part != "[key]"]
+    elif document is _NO_DOCUMENT:
+        loc = [part for part in raw_loc if not _is_union_tag(part)]
+    else:
+        loc = _document_path(
+            raw_loc, document, absent_ok=code not in _BUILTIN_CODES, missing=code == "missing"
+        )
+    message = _GENERIC_MESSAGES.get(code) or _SAME_RULE_MESSAGES.get(code) or str(error["msg"])
+    if code in ("union_tag_invalid", "union_tag_not_found"):
+        key = _discriminator_key(ctx.get("discriminator"))
+        if key is not None:
+            loc.append(key)  # zod names the discriminator itself
+        message = f"{ctx.get('discriminator')} must be one of {ctx.get('expected_tags')}"
+    if code == "value_error":
+        inner = ctx.get("error")
+        if isinstance(inner, ContractError):
+            # A rule that refused while a validator computed something (a digest): its
+            # code and rule, without the inner paths, which point into that computation.
+            code, message = inner.issues[0].code, inner.issues[0].message
+        elif message.startswith("Value error, "):
             message = message[len("Value error, ") :]
-        issues.append(ContractIssue(json_pointer(loc), code, message))
-    return WireValidationError(issues, subject=subject or exc.title)
+    return ContractIssue(json_pointer(loc), code, message)
+
+
+def custom_code(error: Any) -> bool:
+    """True for an error of a custom rule, whose location may name an absent key at any
+    depth (pydantic's own ``missing`` names one in an object that exists)."""
+    return str(error["type"]) not in _PYDANTIC_CODES
+
+
+def _unlabelled(loc: Sequence[str | int]) -> list[str | int]:
+    """``loc`` without the labels of the labelled validator, and without each discriminator
+    tag (the part a tag label follows)."""
+    parts: list[str | int] = []
+    last = len(loc) - 1
+    for index, part in enumerate(loc):
+        if isinstance(part, str) and part.startswith(MARK):
+            continue
+        if index < last and loc[index + 1] == TAG_MARK:
+            continue
+        parts.append(part)
+    return parts
 
 
 def _document_path(
     loc: Sequence[str | int], document: object, *, absent_ok: bool, missing: bool
 ) -> list[str | int]:
-    """Keep the location parts that are real keys of ``document``.
+    """Keep the location parts that are real keys of ``document`` (``core.error_paths``).
 
-    pydantic puts union member names and discriminator tags into locations. A part
-    that is both a key and a tag (a ``"tool"`` part beside a ``tool`` field) is
-    ambiguous, so both readings are scored and the one that explains more of the
-    location as real keys wins; ties go to the tag reading.
-    """
-    parts = list(loc)
-
-    def walk(node: Any, index: int) -> tuple[int, list[str | int]]:
-        # 2 for a key, 1 for a key whose name is also a tag value in its object,
-        # 1 for a trailing absent key that a missing-field or custom rule names.
-        if index == len(parts):
-            return 0, []
-        part = parts[index]
-        skipped = walk(node, index + 1)
-        if _has_child(node, part):
-            gain = 1 if _is_tag_value(node, part) else 2
-            score, rest = walk(node[part], index + 1)
-            if score + gain > skipped[0]:
-                return score + gain, [part, *rest]
-        elif (
-            absent_ok
-            and index == len(parts) - 1
-            and isinstance(node, dict)
-            and skipped[0] < 1
-            and (missing or _names_absent_key(node, part))
-        ):
-            return 1, [part]
-        return skipped
-
-    return walk(document, 0)[1]
+    A document that cannot be walked (a mapping whose keys raise when compared) keeps
+    the location without its union tags."""
+    try:
+        return document_path(
+            loc, document, absent_ok=absent_ok, missing=missing, names_absent_key=_names_absent_key
+        )
+    except Exception:  # hostile Python input: fall back, stay typed
+        return [part for part in loc if not _is_union_tag(part)]
 
 
 # Codes pydantic raises itself: their location always ends at a value that exists,
 # except ``missing``. Custom rule codes may name an absent key, as zod's paths do.
-_BUILTIN_CODES = frozenset(get_args(ErrorType)) - {"missing"}
+_PYDANTIC_CODES = frozenset(get_args(ErrorType))
+_BUILTIN_CODES = _PYDANTIC_CODES - {"missing"}
 
 _MEMBER_PREFIXES = (
     "constrained-", "function-", "lax-or-strict", "json-or-python", "is-instance",
     "tagged-union", "model-",
 )
 _MEMBER_NAMES = frozenset({"str", "int", "float", "bool", "none"})
-
-
-def _is_tag_value(node: object, part: str | int) -> bool:
-    return isinstance(node, dict) and isinstance(part, str) and part in {
-        value for value in node.values() if isinstance(value, str)
-    }
 
 
 def _names_absent_key(node: dict[Any, Any], part: str | int) -> bool:
@@ -245,21 +340,13 @@ def _names_absent_key(node: dict[Any, Any], part: str | int) -> bool:
         return False
     if part.startswith(_MEMBER_PREFIXES):
         return False
-    return not _is_tag_value(node, part)
+    return part not in {value for value in node.values() if isinstance(value, str)}
 
 
 def _discriminator_key(discriminator: object) -> str | None:
     if isinstance(discriminator, str) and len(discriminator) >= 2 and discriminator[0] == discriminator[-1] == "'":
         return discriminator[1:-1]
     return None
-
-
-def _has_child(node: object, part: str | int) -> bool:
-    if isinstance(node, dict):
-        return isinstance(part, str) and part in node
-    if isinstance(node, (list, tuple)):
-        return isinstance(part, int) and 0 <= part < len(node)
-    return False
 
 
 def _is_union_tag(part: str | int) -> bool:

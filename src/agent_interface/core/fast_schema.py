@@ -29,6 +29,8 @@ from typing import Any, Final
 
 from pydantic_core import SchemaValidator, core_schema
 
+from agent_interface.core.canonical import MAX_FINITE_INTEGER
+
 __all__: list[str] = []  # used by core.model and the rule owners in core
 
 FAST_TEXT_LIMIT: Final = 8_192
@@ -294,7 +296,8 @@ def json_value_schema(
         )]
     choices += [
         core_schema.str_schema(strict=True),
-        core_schema.int_schema(strict=True),
+        # An integer JavaScript reads as Infinity takes the precise path (``core.numbers``).
+        core_schema.int_schema(strict=True, ge=-MAX_FINITE_INTEGER, le=MAX_FINITE_INTEGER),
         core_schema.bool_schema(strict=True),
         core_schema.none_schema(),
         core_schema.float_schema(allow_inf_nan=False, strict=True),

@@ -23,24 +23,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, cached_property
-from typing import Annotated, Any, ClassVar, Generic, Self, TypeVar, cast, get_args
+from typing import Any, ClassVar, Generic, Self, TypeVar, cast, get_args
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    PlainSerializer,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
-    WithJsonSchema,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
 from pydantic.config import ExtraValues
 from pydantic_core import PydanticCustomError, SchemaValidator, core_schema
 
+from agent_interface.core.bounded_validation import LARGE_TEXT, bounded_validator
 from agent_interface.core.canonical import (
     canonical_bytes,
     canonical_digest,
@@ -56,7 +55,6 @@ from agent_interface.core.containers import (
 )
 from agent_interface.core.errors import (
     ContractError,
-    ContractIssue,
     contract_error_from_validation,
 )
 from agent_interface.core.fast_schema import (
@@ -64,14 +62,33 @@ from agent_interface.core.fast_schema import (
     Derivation,
     core_equivalent,
     derive_fast_validator,
-    json_value_schema,
     may_accept_null,
 )
-from agent_interface.core.json_text import NOT_JSON, reparse_lone_surrogates
+from agent_interface.core.free_json import (
+    DEEP_JSON_SEEN,
+    JSON_NULL_VALIDATORS,
+    JsonObject,
+    JsonValue,
+    free_json_validator,
+    frozen_object_schema,
+    validating,
+)
+from agent_interface.core.json_text import NOT_JSON, nesting_exceeds
+from agent_interface.core.redaction import masked, masked_argv
+from agent_interface.core.refusal import (
+    WIRE_CONTEXT,
+    WIRE_TEXT_CONTEXT,
+    foreign_value_refusal,
+    quiet_unraisables,
+    text_refusal,
+    too_deep,
+    unreadable_text,
+    value_refusal,
+)
 from agent_interface.core.surrogate_text import derive_marked_validator, mark_lone_surrogates
 
-# FrozenDict, WireInt, WireList, WireMap, deep_freeze and thaw live in core.containers
-# and are re-exported here, where wire models have always imported them.
+# FrozenDict, WireInt, WireList, WireMap, deep_freeze and thaw live in core.containers,
+# free JSON in core.free_json; they are re-exported here, where wire models import them.
 __all__ = [
     "FrozenDict",
     "JsonObject",
@@ -83,6 +100,7 @@ __all__ = [
     "WireModel",
     "deep_freeze",
     "free_json_validator",
+    "frozen_object_schema",
     "thaw",
     "wire_adapter",
     "wire_names",
@@ -91,124 +109,10 @@ __all__ = [
 T = TypeVar("T")
 
 
-_JSON_NULL_VALIDATORS: set[Any] = set()
-
-
-def free_json_validator(func: Any) -> Any:
-    """Mark a ``BeforeValidator`` function as validating free JSON (``null`` included).
-
-    An optional field of such a type accepts an explicit ``null`` (zod
-    ``jsonSchema.optional()``) and writes it back only when it was sent.
-    """
-    _JSON_NULL_VALIDATORS.add(func)
-    return func
-
-
-_MAX_JSON_DEPTH = 256
-
-
-@free_json_validator
-def _check_json(value: Any, depth: int = 0) -> Any:
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return value
-    if kind is int:
-        return value
-    if kind is float:
-        if value != value or value in (float("inf"), float("-inf")):
-            raise PydanticCustomError("finite_number", "number must be finite")
-        return value
-    if depth >= _MAX_JSON_DEPTH:
-        raise PydanticCustomError("too_deep", "JSON value is nested too deeply")
-    if isinstance(value, dict):
-        frozen: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise PydanticCustomError("json_type", "object keys must be strings")
-            frozen[key] = _check_json(item, depth + 1)
-        return FrozenDict(frozen)
-    if isinstance(value, (list, tuple)):
-        return tuple(_check_json(item, depth + 1) for item in value)
-    raise PydanticCustomError("json_type", "value is not JSON")
-
-
-def _check_json_object(value: Any) -> Any:
-    if not isinstance(value, dict):
-        raise PydanticCustomError("json_object", "value must be a JSON object")
-    return _check_json(value)
-
-
-_JSON_REF = "agent_interface.json"
-
-
-def _json_definitions() -> list[core_schema.CoreSchema]:
-    """Free JSON as a recursive core schema, for JSON text only: pydantic-core's parser
-    refuses nesting deeper than its recursion limit, below ``_MAX_JSON_DEPTH``, and it
-    never yields a non-string key."""
-    member = core_schema.definition_reference_schema(_JSON_REF)
-    return [
-        json_value_schema([frozen_object_schema(member), member], ref=_JSON_REF),
-        frozen_object_schema(member, ref=f"{_JSON_REF}.object"),
-    ]
-
-
-def frozen_object_schema(
-    member: core_schema.CoreSchema,
-    *,
-    max_key_length: int | None = None,
-    max_entries: int | None = None,
-    ref: str | None = None,
-) -> core_schema.CoreSchema:
-    """A JSON object of ``member`` values as a core schema, held as a :class:`FrozenDict`."""
-    keys = core_schema.str_schema(max_length=max_key_length, strict=True)
-    return core_schema.no_info_after_validator_function(
-        FrozenDict,
-        core_schema.dict_schema(
-            keys, member, max_length=max_entries, strict=True, fail_fast=True
-        ),
-        ref=ref,
-    )
-
-
-@core_equivalent(_check_json)
-def _json_in_core(_owner: Any, _node: dict[str, Any], derivation: Derivation) -> dict[str, Any]:
-    derivation.define(_JSON_REF, _json_definitions)
-    return dict(core_schema.definition_reference_schema(_JSON_REF))
-
-
-@core_equivalent(_check_json_object)
-def _json_object_in_core(
-    _owner: Any, _node: dict[str, Any], derivation: Derivation
-) -> dict[str, Any]:
-    derivation.define(_JSON_REF, _json_definitions)
-    return dict(core_schema.definition_reference_schema(f"{_JSON_REF}.object"))
-
-
-def _thaw_for_wire(value: Any) -> Any:
-    return thaw(value)
-
-
-JsonValue = Annotated[
-    Any,
-    BeforeValidator(_check_json),
-    PlainSerializer(_thaw_for_wire),
-    WithJsonSchema({}),
-]
-"""Any finite JSON value, deep-frozen on validation and plain again on output."""
-
-JsonObject = Annotated[
-    Any,
-    BeforeValidator(_check_json_object),
-    PlainSerializer(_thaw_for_wire),
-    WithJsonSchema({"type": "object"}),
-]
-"""A finite JSON object, deep-frozen (``Record<string, unknown>`` on the wire)."""
-
-
 def _accepts_json_null(annotation: Any, metadata: Any = ()) -> bool:
     """True when ``annotation`` contains a free-JSON type, whose values include ``null``."""
     for meta in (*metadata, *getattr(annotation, "__metadata__", ())):
-        if isinstance(meta, BeforeValidator) and meta.func in _JSON_NULL_VALIDATORS:
+        if isinstance(meta, BeforeValidator) and meta.func in JSON_NULL_VALIDATORS:
             return True
     return any(_accepts_json_null(arg) for arg in get_args(annotation))
 
@@ -373,6 +277,15 @@ class WireModel(BaseModel):
             refusal = _refusal(cls, exc, _json_document(json_data))
         raise refusal
 
+    repr_argv: ClassVar[frozenset[str]] = frozenset()
+    """Python names of fields holding a launch command (an argv or a command line), which
+    ``repr`` and ``str`` show masked (``core.redaction``); every other string shows its
+    URLs masked."""
+
+    repr_arguments: ClassVar[frozenset[str]] = frozenset()
+    """Python names of fields holding the arguments of a program named by another field,
+    which ``repr`` and ``str`` show masked."""
+
     wire_nullable: ClassVar[frozenset[str]] = frozenset()
     """Python names of fields whose wire value may be ``null``.
 
@@ -409,6 +322,16 @@ class WireModel(BaseModel):
                 metadata.append(_REFUSE_NULL_ON_WIRE)
         if cls.__pydantic_complete__:
             cls.model_rebuild(force=True)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        argv, arguments = type(self).repr_argv, type(self).repr_arguments
+        for name, value in super().__repr_args__():
+            if name in argv:
+                yield name, masked_argv(value)
+            elif name in arguments:
+                yield name, masked_argv(value, program=False)
+            else:
+                yield name, masked(value)
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: Any) -> Any:
@@ -480,12 +403,8 @@ def _json_document(data: str | bytes | bytearray) -> Any:
         return NOT_JSON
 
 
-_WIRE_CONTEXT: Any = {"wire": True}
-"""Validation context of :meth:`WireAdapter.parse`: the wire rules apply (null refused)."""
-
-_WIRE_TEXT_CONTEXT: Any = {"wire": True, "json_text": True}
-"""The wire context for a document parsed from JSON text. pydantic-core's parser refuses
-lone surrogates (escaped or raw), so every string and key it hands over is well-formed."""
+_WIRE_CONTEXT: Any = WIRE_CONTEXT
+_WIRE_TEXT_CONTEXT: Any = WIRE_TEXT_CONTEXT
 
 
 def from_json_text(info: ValidationInfo) -> bool:
@@ -530,6 +449,21 @@ class WireAdapter(Generic[T]):
         adapter.rebuild()
         return derive_marked_validator(adapter.core_schema, _FAST_CONFIG)
 
+    @cached_property
+    def bounded_validator(self) -> SchemaValidator:
+        """The validator that stops at the first refused member of every array and map
+        (``core.bounded_validation``): same verdicts and values, bounded refusals."""
+        adapter = self.adapter
+        adapter.rebuild()
+        return bounded_validator(adapter.core_schema, _FAST_CONFIG)
+
+    @cached_property
+    def labelled_validator(self) -> SchemaValidator:
+        """The bounded validator with labelled locations, for refusals of large texts."""
+        adapter = self.adapter
+        adapter.rebuild()
+        return bounded_validator(adapter.core_schema, _FAST_CONFIG, labelled=True)
+
     def parse(self, data: bytes | str | Any) -> T:
         """Validate JSON bytes/str (parsed in Rust) or an already-parsed value."""
         kind = type(data)
@@ -539,6 +473,7 @@ class WireAdapter(Generic[T]):
             fast = self.fast_validator if self._text_seen else None
             self._text_seen = True
             if fast is not None:
+                unreadable = None
                 try:
                     value: T = fast.validate_json(
                         data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
@@ -552,34 +487,31 @@ class WireAdapter(Generic[T]):
                     # Both validators read the text with the same parser: text it cannot
                     # read needs no second reading. Any other refusal is left to the
                     # precise validator, which names it.
-                    if _unreadable(exc):
-                        return self._reread_or_refuse(exc, data, marked_tried=True)
+                    if unreadable_text(exc):
+                        unreadable = exc
+                if unreadable is not None:
+                    return text_refusal(self, unreadable, data, large=False)
         if not isinstance(data, (bytes, bytearray, str)):
-            try:
-                return self.adapter.validate_python(
-                    data, by_alias=True, by_name=False, context=_WIRE_CONTEXT
-                )
-            except ValidationError as exc:
-                raise self._refusal(exc, data) from None
+            return self.parse_value(data)
+        # Refusals are raised outside ``except`` blocks: pydantic's error, which holds
+        # the input, never becomes the ``__context__`` of a ContractError.
+        large = len(data) > LARGE_TEXT
         try:
+            if large:
+                parsed: T = self.bounded_validator.validate_json(
+                    data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
+                )
+                return parsed
             return self.adapter.validate_json(
                 data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
             )
         except ValidationError as exc:
-            return self._reread_or_refuse(exc, data)
-
-    def _reread_or_refuse(
-        self, exc: ValidationError, data: bytes | bytearray | str, *, marked_tried: bool = False
-    ) -> T:
-        # JSON.parse reads a lone-surrogate escape that pydantic-core's parser refuses.
-        if not marked_tried and len(data) <= FAST_TEXT_LIMIT:
+            failure = exc
+        if len(data) <= FAST_TEXT_LIMIT and unreadable_text(failure):
             marked = self._parse_marked(data)
             if marked is not NOT_JSON:
                 return cast(T, marked)
-        value = reparse_lone_surrogates(data)
-        if value is not NOT_JSON:
-            return self.parse_value(value)
-        raise self._refusal(exc, data) from None
+        return text_refusal(self, failure, data, large=large)
 
     def _parse_marked(self, data: bytes | bytearray | str) -> Any:
         # Lone surrogates as stand-in characters, validated in the core; any refusal is
@@ -602,40 +534,47 @@ class WireAdapter(Generic[T]):
     def parse_value(self, value: Any) -> T:
         """Validate an already-parsed JSON value, even a bare string (``parse`` reads a
         ``str`` as JSON text)."""
+        quiet_unraisables(validating)
+        token = DEEP_JSON_SEEN.set(False)
         try:
-            return self.adapter.validate_python(
+            return self._parse_value(value)
+        finally:
+            DEEP_JSON_SEEN.reset(token)
+
+    def _parse_value(self, value: Any) -> T:
+        failure: ValidationError | None = None
+        crash: Exception | None = None
+        try:
+            parsed: T = self.bounded_validator.validate_python(
                 value, by_alias=True, by_name=False, context=_WIRE_CONTEXT
             )
         except ValidationError as exc:
-            # ``value`` is the document itself, even when it is a string.
-            raise contract_error_from_validation(exc, subject=self.name, document=value) from None
-
-    def _refusal(self, exc: ValidationError, data: Any) -> ContractError:
-        document = data
-        if isinstance(data, (bytes, bytearray, str)):
-            try:
-                document = json.loads(data)
-            except (ValueError, RecursionError):
-                return ContractError(
-                    [ContractIssue("", "json_invalid", "input is not valid JSON")],
-                    subject=self.name,
-                )
-        return contract_error_from_validation(exc, subject=self.name, document=document)
+            failure = exc
+        except Exception as exc:  # a validator could not read a non-JSON Python object
+            crash = exc
+        refused = failure is not None or crash is not None
+        if (refused or DEEP_JSON_SEEN.get()) and nesting_exceeds(value):
+            # Deeper than the document limit: refused as such whatever else it breaks,
+            # as its JSON text is (an accepted value is measured only when free JSON in
+            # it was deep enough to matter).
+            raise too_deep(self.name)
+        if crash is not None:
+            refusal = foreign_value_refusal(self.name, value)
+            if refusal is None:
+                raise crash  # plain JSON made a validator fail: a bug to report, not hide
+            del crash
+            raise refusal
+        if failure is None:
+            return parsed
+        error = value_refusal(self, failure, value)
+        del failure
+        raise error
 
     def to_wire(self, value: T) -> Any:
         return thaw(self.adapter.dump_python(value, mode="python", by_alias=True))
 
     def json_schema(self) -> dict[str, Any]:
         return self.adapter.json_schema(by_alias=True)
-
-
-def _unreadable(exc: ValidationError) -> bool:
-    """True when ``exc`` refuses the JSON text itself, not a value in it."""
-    if exc.error_count() != 1:
-        return False
-    return exc.errors(include_url=False, include_context=False, include_input=False)[0][
-        "type"
-    ] == "json_invalid"
 
 
 @cache

@@ -35,6 +35,7 @@ from agent_interface.core.errors import (
     Refinement,
 )
 from agent_interface.core.model import WireModel
+from agent_interface.core.numbers import PositiveNumber
 from agent_interface.core.registry import register_wire_models
 from agent_interface.runtime.events import (
     NativeSessionObservedEvent,
@@ -334,7 +335,7 @@ class ResourceProfile(WireModel):
     """The resources an environment was given: CPU, memory and disk in MB, and an optional
     accelerator."""
 
-    cpu: Annotated[float, Field(gt=0)] | Annotated[int, Field(gt=0)] | None = None
+    cpu: PositiveNumber | None = None
     memory_mb: PositiveSafeInt | None = None
     disk_mb: PositiveSafeInt | None = None
     accelerator: _Accelerator | None = None

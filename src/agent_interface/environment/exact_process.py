@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping
-from typing import Annotated, Any, Final, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Final, Literal, Protocol, runtime_checkable
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -233,6 +233,8 @@ def _check_absolute(path: str) -> str:
 
 class AgentExactProcessLaunch(WireModel):
     """Shell-free launch whose environment replaces, rather than extends, ambient variables."""
+
+    repr_arguments: ClassVar[frozenset[str]] = frozenset({"args"})
 
     executable: Annotated[str, Utf16Length(max=4_096, min=1)]
     args: Annotated[WireList[_ProcessString], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]

@@ -11,7 +11,7 @@ Identity lives in :mod:`agent_interface.profile.canonical`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal
 
 from pydantic import (
     Field,
@@ -178,6 +178,8 @@ class AgentSubagentProfile(WireModel):
 class AgentProfileHookCommand(WireModel):
     """A command a harness runs on a hook event: the command, timeout, whether it blocks, a matcher
     and its environment."""
+
+    repr_argv: ClassVar[frozenset[str]] = frozenset({"command"})
 
     command: str
     timeout_ms: PositiveNumber | None = None

@@ -7,7 +7,7 @@ headers may hold credentials: they are never included in a message or ``repr``.
 
 from __future__ import annotations
 
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -46,6 +46,9 @@ _Argv = Annotated[WireList[BoundedString], Field(min_length=1, max_length=CONTRA
 
 class LocalMcpConfig(WireModel):
     """A process-launched MCP server: a command string or an argv list."""
+
+    repr_argv: ClassVar[frozenset[str]] = frozenset({"command"})
+    repr_arguments: ClassVar[frozenset[str]] = frozenset({"args"})
 
     type: Literal["local", "stdio"]
     command: _Command | _Argv

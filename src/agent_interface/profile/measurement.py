@@ -34,6 +34,7 @@ from agent_interface.core.model import (
     WireModel,
     wire_names,
 )
+from agent_interface.core.numbers import SafeInt as WireInt
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.canonical import (
@@ -62,8 +63,8 @@ class AgentProfileTextMeasurement(WireModel):
     """UTF-8 bytes and logical lines of one prompt string, without normalizing it."""
 
     path: str
-    bytes: int
-    lines: int
+    bytes: WireInt
+    lines: WireInt
 
 
 class AgentProfileResourceMeasurement(WireModel):
@@ -74,22 +75,22 @@ class AgentProfileResourceMeasurement(WireModel):
     path: str
     kind: Literal["inline", "github"]
     name: str | None = None
-    bytes: int | None
-    lines: int | None
+    bytes: WireInt | None
+    lines: WireInt | None
 
 
 class AgentProfileCapabilityCounts(WireModel):
     """Explicit declarations, independent of what a harness actually serves."""
 
-    declared: int
-    enabled: int
-    disabled: int
+    declared: WireInt
+    enabled: WireInt
+    disabled: WireInt
 
 
 class AgentProfileSubagentCounts(WireModel):
     """How many subagents a profile declares."""
 
-    declared: int
+    declared: WireInt
 
 
 class AgentProfileMeasurementCoverage(WireModel):
@@ -108,7 +109,7 @@ class AgentProfileMeasurements(WireModel):
     profile_digest: Sha256Digest
     model_config = ConfigDict(alias_generator=wire_names(canonical_byte_count="canonicalBytes"))
 
-    canonical_byte_count: int
+    canonical_byte_count: WireInt
     """Bytes of canonical profile JSON: not mounted context, not billed input tokens."""
     prompt: WireList[AgentProfileTextMeasurement]
     tools: AgentProfileCapabilityCounts

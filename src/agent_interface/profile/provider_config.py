@@ -20,6 +20,7 @@ from agent_interface.core.model import (
     WireList,
     WireModel,
 )
+from agent_interface.core.numbers import SafeInt as WireInt
 from agent_interface.core.registry import register_wire_models
 
 __all__ = [
@@ -72,7 +73,7 @@ class CliAuthFile(WireModel):
 
     path: str
     content: str = Field(repr=False)
-    mode: int | None = None
+    mode: WireInt | None = None
 
 
 class ProviderModelConfig(WireModel):

@@ -23,6 +23,7 @@ from agent_interface.core.model import (
     JsonObject,
     WireMap,
 )
+from agent_interface.core.numbers import js_integer
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
 
@@ -86,7 +87,7 @@ def _js_number(value: Any) -> Any:
         return int(value) if value.is_integer() and abs(value) <= MAX_SAFE_INTEGER else value
     if type(value) is not int:
         raise PydanticCustomError("number_type", "value must be a number")
-    return value
+    return js_integer(value)
 
 
 JsNumber = Annotated[int | float, BeforeValidator(_js_number), WithJsonSchema({"type": "number"})]

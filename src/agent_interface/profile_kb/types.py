@@ -17,6 +17,7 @@ from typing import Annotated, Any, Final, Literal, Self
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from agent_interface.core.canonical import MAX_SAFE_INTEGER
 from agent_interface.core.contract_limits import (
     CONTRACT_MAX_ARRAY_LENGTH,
     CONTRACT_MAX_STRING_LENGTH,
@@ -280,7 +281,7 @@ class ProfileKbLearningEvidence(WireModel):
     """The agent-eval check that reproduced a learning, and how often it passed."""
 
     check: KbText
-    reproductions: Annotated[int, Field(ge=2)]
+    reproductions: Annotated[int, Field(ge=2, le=MAX_SAFE_INTEGER)]
     """Independent passing reproductions; a single run does not admit a learning."""
     source: ProfileKbSource
 

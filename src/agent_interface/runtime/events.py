@@ -303,8 +303,9 @@ def _as_document(data: bytes | str | Any) -> Any:
     if isinstance(data, (bytes, bytearray, str)):
         try:
             return json.loads(data)
-        except ValueError:
-            raise ContractError.single("", "json_invalid", "input is not valid JSON") from None
+        except (ValueError, RecursionError):
+            pass  # refused below, so the parser's error (which holds the text) is no context
+        raise ContractError.single("", "json_invalid", "input is not valid JSON")
     return data
 
 

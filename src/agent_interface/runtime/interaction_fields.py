@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Final, Literal, Self
 
-from pydantic import AfterValidator, AllowInfNan, BeforeValidator, Field, Strict, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, model_validator
 from pydantic_core import PydanticCustomError
 
 from agent_interface.core.contract_limits import (
@@ -39,6 +39,7 @@ from agent_interface.core.model import (
     WireList,
     WireModel,
 )
+from agent_interface.core.numbers import StrictFiniteNumber
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
 
@@ -307,8 +308,7 @@ _StrictBoundedString = Annotated[str, Strict(), Utf16Length(max=CONTRACT_MAX_STR
 
 InteractionDataValue = (
     _StrictBoundedString
-    | Annotated[int, Strict()]
-    | Annotated[float, Strict(), AllowInfNan(False)]
+    | StrictFiniteNumber
     | Annotated[bool, Strict()]
     | Annotated[WireList[_StrictBoundedString], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]
     | InteractionSecretReference
