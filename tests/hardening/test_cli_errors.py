@@ -1,5 +1,5 @@
 """The command line never prints a traceback: an error is one line on standard error (one
-JSON object under ``--json``) and exit 2; a verdict is exit 0 or 1."""
+JSON document under ``--json``, ``cli.conventions``) and exit 2; a verdict is exit 0 or 1."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_schema_export_onto_an_existing_file_is_one_error(tmp_path: Path, json_f
     assert result.returncode == 2
     assert target.read_text() == "keep me"
     if json_flag:
-        assert "error" in json.loads(result.stdout)
+        assert json.loads(result.stdout)["verdict"] == "unreadable"
     else:
         assert len(result.stderr.decode().strip().splitlines()) == 1
 
@@ -107,7 +107,10 @@ def test_any_failure_of_a_command_is_caught_by_the_guard(
     assert captured.err.count("\n") == 1 and "internal error" in captured.err
     assert "secret detail" not in captured.err + captured.out
     assert cli.main(["schema", "list", "--json"]) == 2
-    assert json.loads(capsys.readouterr().out) == {"error": "internal error (RuntimeError); please report it"}
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["issues"] == [
+        {"path": "", "code": "internal_error", "message": "internal error (RuntimeError); please report it"}
+    ]
 
 
 @pytest.mark.parametrize(

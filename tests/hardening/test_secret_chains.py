@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_interface.core import canonical, contract_limits, frozen
+from agent_interface.core import canonical, containers, contract_limits
 from agent_interface.core.errors import ContractError
 from agent_interface.core.registry import wire_schema, wire_schemas
 from tests.hardening.support import accepted_documents
@@ -121,7 +121,7 @@ def test_refusals_of_large_and_small_texts_keep_no_input_value(size: int) -> Non
         lambda: canonical.canonical_digest([SECRET, float("nan")]),
         lambda: canonical.sha256_utf8(SECRET + "\udfff"),
         lambda: contract_limits.wire_digest({"k": SECRET * 5000}),
-        lambda: frozen.deep_freeze(_cycle_with(SECRET)),
+        lambda: containers.deep_freeze(_cycle_with(SECRET)),
         lambda: wire_schema("AgentProfile").parse(("[" * 300 + json.dumps(SECRET)).encode()),
         lambda: wire_schema("AgentProfile").parse(('{"name":' + json.dumps(SECRET) + ",").encode()),
         lambda: canonical.canonical_digest(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_interface.core import canonical, contract_limits, frozen, number_validation
+from agent_interface.core import canonical, containers, contract_limits, number_validation
 from agent_interface.core.errors import ContractError, json_pointer
 from agent_interface.core.registry import wire_schema, wire_schemas
 from tests.hardening.support import accepted_documents, text, watchdog
@@ -222,8 +222,8 @@ ENTRY_POINTS: dict[str, Callable[[Any], Any]] = {
     "js_trim": contract_limits.js_trim,
     "is_safe_relative_path": lambda value: contract_limits.is_safe_relative_path(value, False),
     "is_iso_datetime": contract_limits.is_iso_datetime,
-    "deep_freeze": frozen.deep_freeze,
-    "thaw": frozen.thaw,
+    "deep_freeze": containers.deep_freeze,
+    "thaw": containers.thaw,
     "numbers_approximately_equal": lambda value: number_validation.numbers_approximately_equal(value, 1),
     "json_pointer": lambda value: json_pointer([value]),
 }
