@@ -52,11 +52,23 @@ _PROBE = textwrap.dedent(
     data = open(path, "rb").read()
     adapter = wire_schema("AgentProfile")
     adapter.adapter.rebuild()
-    for warm in ("bounded_validator", "marked_validator"):
+    for warm in ("bounded_validator", "labelled_validator"):
         getattr(adapter, warm, None)
     value = json.loads(data) if mode == "value" else None
     gc.collect()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    def peak_resident():
+        # The process's resident high-water mark, in bytes (Linux; reset below).
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:  # start the high-water mark at the current size: only the refusal counts
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        pass
+    before = peak_resident()
     if trace:
         tracemalloc.start()
     started = time.perf_counter()
@@ -64,10 +76,10 @@ _PROBE = textwrap.dedent(
         adapter.parse(data) if mode == "text" else adapter.parse_value(value)
         issues = count_all = 0
     except ContractError as error:
-        issues, count_all = len(error.issues), error.issue_count
+        issues, count_all = len(error.issues), getattr(error, "issue_count", len(error.issues))
     seconds = time.perf_counter() - started
     traced = tracemalloc.get_traced_memory()[1] if trace else 0
-    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    grown = peak_resident() - before
     print(json.dumps({"size": len(data), "seconds": seconds, "rss": grown, "traced": traced,
                       "issues": issues, "count": count_all}))
     """
@@ -80,13 +92,16 @@ _PER_MEGABYTE = {
 }
 
 
-def _probe(shape: str, mode: str, count: int, trace: bool) -> dict[str, float]:
+def _probe(shape: str, mode: str, count: int, trace: bool, timeout: float) -> dict[str, float] | None:
     with tempfile.TemporaryDirectory() as directory:
-        result = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(Path(directory) / "doc.json"), mode, shape,
-             str(count), "1" if trace else "0"],
-            capture_output=True, text=True, check=True, timeout=900,
-        )
+        try:
+            result = subprocess.run(
+                [sys.executable, "-c", _PROBE, str(Path(directory) / "doc.json"), mode, shape,
+                 str(count), "1" if trace else "0"],
+                capture_output=True, text=True, check=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            return None
     measured: dict[str, float] = json.loads(result.stdout)
     return measured
 
@@ -94,14 +109,19 @@ def _probe(shape: str, mode: str, count: int, trace: bool) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=11.0)
+    parser.add_argument("--shapes", nargs="*", default=list(_PER_MEGABYTE), choices=list(_PER_MEGABYTE))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per measurement")
     args = parser.parse_args()
     print(f"{'shape':14} {'mode':5} {'MB':>6} {'seconds':>8} {'RSS +MB':>8} {'x':>5} "
           f"{'traced MB':>9} {'x':>5} {'issues':>6} {'count':>8}")
-    for shape, per_megabyte in _PER_MEGABYTE.items():
-        count = max(1, int(per_megabyte * args.megabytes))
+    for shape in args.shapes:
+        count = max(1, int(_PER_MEGABYTE[shape] * args.megabytes))
         for mode in ("text", "value"):
-            timed = _probe(shape, mode, count, trace=False)
-            traced = _probe(shape, mode, count, trace=True)
+            timed = _probe(shape, mode, count, trace=False, timeout=args.timeout)
+            traced = _probe(shape, mode, count, trace=True, timeout=args.timeout) if timed else None
+            if timed is None or traced is None:
+                print(f"{shape:14} {mode:5} no answer within {args.timeout:.0f} s")
+                continue
             size = timed["size"]
             print(
                 f"{shape:14} {mode:5} {size / 1e6:6.1f} {timed['seconds']:8.2f} "

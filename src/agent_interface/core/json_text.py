@@ -123,13 +123,13 @@ def load_last_wins(data: bytes | bytearray | str) -> tuple[Any, bool]:
     return value, hook.found
 
 
-_CONTAINERS: Final = (dict, list, tuple)
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def nesting_exceeds(value: Any, limit: int = MAX_DOCUMENT_DEPTH) -> bool:
     """True when the parsed ``value`` nests arrays and objects deeper than ``limit``
     levels (a value that contains itself does). Walked without recursion, in memory
-    proportional to the depth; a container of scalars only is skipped in one C pass."""
+    proportional to the depth; a container of plain scalars only is skipped in one C pass."""
     stack: list[Iterator[Any]] = [iter((value,))]
     try:
         while stack:
@@ -142,7 +142,7 @@ def nesting_exceeds(value: Any, limit: int = MAX_DOCUMENT_DEPTH) -> bool:
                     continue
                 if len(stack) > limit:
                     return True
-                if any(issubclass(kind, _CONTAINERS) for kind in set(map(type, members))):
+                if not _SCALARS.issuperset(map(type, members)):
                     stack.append(iter(members))
                     break
             else:

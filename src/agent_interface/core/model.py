@@ -490,7 +490,7 @@ class WireAdapter(Generic[T]):
                     if unreadable_text(exc):
                         unreadable = exc
                 if unreadable is not None:
-                    return text_refusal(self, unreadable, data, large=False)
+                    return text_refusal(self, [unreadable], data, large=False)
         if not isinstance(data, (bytes, bytearray, str)):
             return self.parse_value(data)
         # Refusals are raised outside ``except`` blocks: pydantic's error, which holds
@@ -506,12 +506,12 @@ class WireAdapter(Generic[T]):
                 data, by_alias=True, by_name=False, context=_WIRE_TEXT_CONTEXT
             )
         except ValidationError as exc:
-            failure = exc
-        if len(data) <= FAST_TEXT_LIMIT and unreadable_text(failure):
+            failures = [exc]
+        if len(data) <= FAST_TEXT_LIMIT and unreadable_text(failures[0]):
             marked = self._parse_marked(data)
             if marked is not NOT_JSON:
                 return cast(T, marked)
-        return text_refusal(self, failure, data, large=large)
+        return text_refusal(self, failures, data, large=large)
 
     def _parse_marked(self, data: bytes | bytearray | str) -> Any:
         # Lone surrogates as stand-in characters, validated in the core; any refusal is

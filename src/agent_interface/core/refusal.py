@@ -105,10 +105,17 @@ def unreadable_text(exc: ValidationError) -> bool:
 
 
 def text_refusal(
-    adapter: WireAdapter[T], exc: ValidationError, data: bytes | bytearray | str, *, large: bool
+    adapter: WireAdapter[T],
+    failures: list[ValidationError],
+    data: bytes | bytearray | str,
+    *,
+    large: bool,
 ) -> T:
-    """The verdict on JSON text pydantic refused with ``exc``: the value of a second
-    reading where ``JSON.parse`` reads the text differently, else the refusal raised."""
+    """The verdict on JSON text pydantic refused: the value of a second reading where
+    ``JSON.parse`` reads the text differently, else the refusal raised. The error comes in
+    a list that this function empties: pydantic's error holds what it converted of the
+    input, which must not outlive it while the text is read again."""
+    exc = failures.pop()
     if unreadable_text(exc):
         del exc
         value = reread(data)
