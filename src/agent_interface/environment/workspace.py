@@ -42,7 +42,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
-from agent_interface.environment.events import AgentEnvironmentStatus
+from agent_interface.environment.descriptors import AgentEnvironmentStatus
 
 __all__ = [
     "MAX_WORKSPACE_CWD_LENGTH",
