@@ -330,7 +330,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "WorkspaceCleanupAcknowledgement": "agent_interface.durable.cleanup",
     "WorkspaceCleanupKind": "agent_interface.durable.cleanup",
     "WorkspaceCleanupRequest": "agent_interface.durable.cleanup",
-    "WorkspaceCwd": "agent_interface.environment.workspace",
+    "WorkspaceCwd": "agent_interface.environment.cwd",
     "WorkspaceForkLookupResult": "agent_interface.durable.fork",
     "WorkspaceForkRequest": "agent_interface.durable.fork",
     "WorkspaceForkResult": "agent_interface.durable.fork",

@@ -35,7 +35,7 @@ from agent_interface.core.model import (
     wire_names,
 )
 from agent_interface.core.registry import register_wire_models
-from agent_interface.environment.workspace import WorkspaceCwdBase
+from agent_interface.environment.cwd import WorkspaceCwdBase
 from agent_interface.profile.capabilities import AgentProfileCapabilities
 from agent_interface.profile.provider_config import (
     BackendCapabilities,

@@ -12,7 +12,7 @@ force the instructions the caller asked to delete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
@@ -30,9 +30,10 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
-from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.canonical import coerce_agent_profile
 from agent_interface.profile.harness import AgentProfileSystemPromptCapability
+
+if TYPE_CHECKING:
+    from agent_interface.profile.agent_profile import AgentProfile
 
 __all__ = [
     "AgentProfileCapabilities",
@@ -90,6 +91,10 @@ def check_profile_support(
     the provider can take the profile. Any explicit value is a request, including ``""``,
     ``[]`` and ``{}``. A profile still carrying ``seats`` is refused: providers receive the
     per-stage projection (:func:`agent_interface.profile.seats.project_profile_for_stage`)."""
+    # Imported here: the capability document alone (embedded by the environment's) should
+    # not build the whole profile model at import.
+    from agent_interface.profile.canonical import coerce_agent_profile
+
     value = coerce_agent_profile(profile)
     caps = (
         capabilities
@@ -189,6 +194,8 @@ def ensure_profile_supported(
     capabilities: AgentProfileCapabilities | Mapping[str, Any],
 ) -> AgentProfile:
     """The validated profile, or :class:`ContractError` listing every unsupported request."""
+    from agent_interface.profile.canonical import coerce_agent_profile
+
     value = coerce_agent_profile(profile)
     issues = check_profile_support(value, capabilities)
     if issues:
