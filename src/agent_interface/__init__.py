@@ -1031,11 +1031,13 @@ if TYPE_CHECKING:
         AGENT_ENVIRONMENT_CREATE_DIGEST_KIND as AGENT_ENVIRONMENT_CREATE_DIGEST_KIND,
         AgentProfileRef as AgentProfileRef,
         AgentSessionRef as AgentSessionRef,
-        AgentTurnInput as AgentTurnInput,
         AgentTurnResult as AgentTurnResult,
         CreateAgentEnvironmentInput as CreateAgentEnvironmentInput,
         require_turn_profile_supported as require_turn_profile_supported,
         turn_profile_refusals as turn_profile_refusals,
+    )
+    from .provider.turn_input import (
+        AgentTurnInput as AgentTurnInput,
     )
     from .runtime.child_tasks import (
         ChildTaskEvent as ChildTaskEvent,
@@ -2106,11 +2108,11 @@ _EXPORTS: dict[str, str] = {
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND": "provider.turn",
     "AgentProfileRef": "provider.turn",
     "AgentSessionRef": "provider.turn",
-    "AgentTurnInput": "provider.turn",
     "AgentTurnResult": "provider.turn",
     "CreateAgentEnvironmentInput": "provider.turn",
     "require_turn_profile_supported": "provider.turn",
     "turn_profile_refusals": "provider.turn",
+    "AgentTurnInput": "provider.turn_input",
     "ChildTaskEvent": "runtime.child_tasks",
     "ChildTaskStatus": "runtime.child_tasks",
     "ChildTaskTime": "runtime.child_tasks",

@@ -190,7 +190,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "AgentSourceLicense": "agent_interface.candidate.source",
     "AgentSourceTransformation": "agent_interface.candidate.source",
     "AgentSubagentProfile": "agent_interface.profile.agent_profile",
-    "AgentTurnInput": "agent_interface.provider.turn",
+    "AgentTurnInput": "agent_interface.provider.turn_input",
     "AgentTurnResult": "agent_interface.provider.turn",
     "AgentWorkspaceAllocationIdentity": "agent_interface.environment.workspace_lease",
     "AgentWorkspaceLeasePhase": "agent_interface.environment.workspace_lease",

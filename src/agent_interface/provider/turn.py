@@ -31,28 +31,19 @@ from agent_interface.core.contract_limits import (
     BoundedIdentifier,
     BoundedJsonRecord,
     BoundedString,
-    GreaterThanZeroSafeInt,
 )
 from agent_interface.core.errors import (
     ContractError,
     ContractIssue,
 )
 from agent_interface.core.model import (
-    JsonValue,
     WireList,
     WireMap,
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
-from agent_interface.durable.context_transfer import (
-    ContextTransferReceipt,
-    ContextTransferRequest,
-)
-from agent_interface.durable.native_continuation import NativeContextContinuationRequest
-from agent_interface.environment.capabilities import (
-    AgentEnvironmentCapabilities,
-)
+from agent_interface.durable.context_transfer import ContextTransferReceipt
 from agent_interface.environment.events import (
     AgentEnvironmentEvent,
 )
@@ -62,13 +53,12 @@ from agent_interface.environment.workspace import (
 )
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.provider.creation import AgentEnvironmentCreation  # public here too
+from agent_interface.provider.turn_input import AgentTurnInput  # public here too
 from agent_interface.runtime.control import AgentRunControlRef
-from agent_interface.runtime.interaction_fields import RequestedInteractions
-from agent_interface.runtime.parts import InputPart
 from agent_interface.runtime.usage import TokenUsage
 
 if TYPE_CHECKING:
-    pass
+    from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 
 __all__ = [
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND",
@@ -124,38 +114,6 @@ class CreateAgentEnvironmentInput(WireModel):
     metadata: BoundedJsonRecord | None = None
     name: BoundedString | None = None
     idempotency_key: BoundedIdentifier | None = None
-    provider_options: BoundedJsonRecord | None = None
-
-
-class AgentTurnInput(WireModel):
-    """One turn sent to an environment or session (``AgentTurnInputSchema``).
-
-    ``profile`` is the exact :class:`~agent_interface.profile.agent_profile.AgentProfile` for the
-    turn, validated by its canonical schema and kept apart from the bounded
-    ``providerOptions``; a provider honors it or refuses before dispatch
-    (:func:`require_turn_profile_supported`). ``interactions`` is the per-turn
-    posture: omitted leaves provider defaults, ``{}`` enables no kind.
-    """
-
-    prompt: BoundedString | None = None
-    parts: Annotated[WireList[InputPart], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)] | None = None
-    session_id: BoundedIdentifier | None = None
-    model: BoundedIdentifier | None = None
-    timeout_ms: GreaterThanZeroSafeInt | None = None
-    execution_id: BoundedIdentifier | None = None
-    last_event_id: BoundedIdentifier | None = None
-    turn_id: BoundedIdentifier | None = None
-    detach: bool | None = None
-    control_ref: AgentRunControlRef | None = None
-    context_transfer: ContextTransferRequest | None = None
-    native_continuation: NativeContextContinuationRequest | None = None
-    context: BoundedJsonRecord | None = None
-    interactions: RequestedInteractions | None = None
-    signal: JsonValue = Field(default=None, repr=False)
-    """Wire parity only: the reference accepts any value here (its abort signal is
-    unchecked, and ``JSON.stringify`` writes one as ``{}``). It cancels nothing; a
-    Python caller cancels the awaiting task."""
-    profile: AgentProfile | None = None
     provider_options: BoundedJsonRecord | None = None
 
 
@@ -291,7 +249,6 @@ def require_turn_profile_supported(
 
 register_wire_models(
     CreateAgentEnvironmentInput=CreateAgentEnvironmentInput,
-    AgentTurnInput=AgentTurnInput,
     AgentTurnResult=AgentTurnResult,
     AgentSessionRef=AgentSessionRef,
 )
