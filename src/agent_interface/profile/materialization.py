@@ -17,14 +17,14 @@ never an axis.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from agent_interface.core.canonical import utf16_sort_key
 from agent_interface.core.errors import json_pointer
 from agent_interface.core.model import WireModel
-from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.canonical import coerce_agent_profile
-from agent_interface.profile.seats import project_profile_for_stage
+
+if TYPE_CHECKING:
+    from agent_interface.profile.agent_profile import AgentProfile
 
 __all__ = [
     "AGENT_PROFILE_MATERIALIZATION_AXES",
@@ -135,6 +135,11 @@ def _read(document: Mapping[str, Any], location: tuple[str, ...]) -> Any:
 
 
 def _wire(profile: AgentProfile | Mapping[str, Any] | str | bytes, stage: int | None) -> dict[str, Any]:
+    # Imported here: the axis names (embedded by the preparation receipt) should not build
+    # the whole profile model at import.
+    from agent_interface.profile.canonical import coerce_agent_profile
+    from agent_interface.profile.seats import project_profile_for_stage
+
     if stage is None:
         return coerce_agent_profile(profile).to_wire()
     return project_profile_for_stage(profile, stage).to_wire()
