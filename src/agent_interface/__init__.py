@@ -1031,13 +1031,15 @@ if TYPE_CHECKING:
         AGENT_ENVIRONMENT_CREATE_DIGEST_KIND as AGENT_ENVIRONMENT_CREATE_DIGEST_KIND,
         AgentProfileRef as AgentProfileRef,
         AgentSessionRef as AgentSessionRef,
-        AgentTurnResult as AgentTurnResult,
         CreateAgentEnvironmentInput as CreateAgentEnvironmentInput,
         require_turn_profile_supported as require_turn_profile_supported,
         turn_profile_refusals as turn_profile_refusals,
     )
     from .provider.turn_input import (
         AgentTurnInput as AgentTurnInput,
+    )
+    from .provider.turn_result import (
+        AgentTurnResult as AgentTurnResult,
     )
     from .runtime.child_tasks import (
         ChildTaskEvent as ChildTaskEvent,
@@ -1228,7 +1230,6 @@ if TYPE_CHECKING:
         AgentInstanceWorkspaceMode as AgentInstanceWorkspaceMode,
     )
     from .session.interactive_control import (
-        AgentInteractiveSession as AgentInteractiveSession,
         AgentInteractiveSessionAttach as AgentInteractiveSessionAttach,
         AgentInteractiveSessionControlClaim as AgentInteractiveSessionControlClaim,
         AgentInteractiveSessionControlClaimAcknowledgement as AgentInteractiveSessionControlClaimAcknowledgement,
@@ -1246,7 +1247,6 @@ if TYPE_CHECKING:
         AgentInteractiveSessionStopCommand as AgentInteractiveSessionStopCommand,
         AgentInteractiveSessionStopCommandMaterial as AgentInteractiveSessionStopCommandMaterial,
         AgentInteractiveSessionStopEffect as AgentInteractiveSessionStopEffect,
-        AgentInteractiveTerminalSession as AgentInteractiveTerminalSession,
         InteractiveAcknowledgementStatus as InteractiveAcknowledgementStatus,
         agent_interactive_session_control_claim_acknowledgement_matches_request as agent_interactive_session_control_claim_acknowledgement_matches_request,
         agent_interactive_session_control_claim_is_newer as agent_interactive_session_control_claim_is_newer,
@@ -1258,6 +1258,10 @@ if TYPE_CHECKING:
         agent_interactive_session_status_matches_ref as agent_interactive_session_status_matches_ref,
         agent_interactive_session_stop_acknowledgement_matches_command as agent_interactive_session_stop_acknowledgement_matches_command,
         agent_interactive_session_stop_request_digest as agent_interactive_session_stop_request_digest,
+    )
+    from .session.interactive_handles import (
+        AgentInteractiveSession as AgentInteractiveSession,
+        AgentInteractiveTerminalSession as AgentInteractiveTerminalSession,
     )
     from .session.interactive_shared import (
         AgentInteractiveDimension as AgentInteractiveDimension,
@@ -2108,11 +2112,11 @@ _EXPORTS: dict[str, str] = {
     "AGENT_ENVIRONMENT_CREATE_DIGEST_KIND": "provider.turn",
     "AgentProfileRef": "provider.turn",
     "AgentSessionRef": "provider.turn",
-    "AgentTurnResult": "provider.turn",
     "CreateAgentEnvironmentInput": "provider.turn",
     "require_turn_profile_supported": "provider.turn",
     "turn_profile_refusals": "provider.turn",
     "AgentTurnInput": "provider.turn_input",
+    "AgentTurnResult": "provider.turn_result",
     "ChildTaskEvent": "runtime.child_tasks",
     "ChildTaskStatus": "runtime.child_tasks",
     "ChildTaskTime": "runtime.child_tasks",
@@ -2277,7 +2281,6 @@ _EXPORTS: dict[str, str] = {
     "AgentInstanceStopRequest": "session.instance",
     "AgentInstanceWorkspace": "session.instance",
     "AgentInstanceWorkspaceMode": "session.instance",
-    "AgentInteractiveSession": "session.interactive_control",
     "AgentInteractiveSessionAttach": "session.interactive_control",
     "AgentInteractiveSessionControlClaim": "session.interactive_control",
     "AgentInteractiveSessionControlClaimAcknowledgement": "session.interactive_control",
@@ -2295,7 +2298,6 @@ _EXPORTS: dict[str, str] = {
     "AgentInteractiveSessionStopCommand": "session.interactive_control",
     "AgentInteractiveSessionStopCommandMaterial": "session.interactive_control",
     "AgentInteractiveSessionStopEffect": "session.interactive_control",
-    "AgentInteractiveTerminalSession": "session.interactive_control",
     "InteractiveAcknowledgementStatus": "session.interactive_control",
     "agent_interactive_session_control_claim_acknowledgement_matches_request": "session.interactive_control",
     "agent_interactive_session_control_claim_is_newer": "session.interactive_control",
@@ -2307,6 +2309,8 @@ _EXPORTS: dict[str, str] = {
     "agent_interactive_session_status_matches_ref": "session.interactive_control",
     "agent_interactive_session_stop_acknowledgement_matches_command": "session.interactive_control",
     "agent_interactive_session_stop_request_digest": "session.interactive_control",
+    "AgentInteractiveSession": "session.interactive_handles",
+    "AgentInteractiveTerminalSession": "session.interactive_handles",
     "AgentInteractiveDimension": "session.interactive_shared",
     "INTERACTIVE_MAX_DIMENSION": "session.interactive_shared",
     "same_agent_exact_run": "session.interactive_shared",

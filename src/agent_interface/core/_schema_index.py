@@ -191,7 +191,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "AgentSourceTransformation": "agent_interface.candidate.source",
     "AgentSubagentProfile": "agent_interface.profile.agent_profile",
     "AgentTurnInput": "agent_interface.provider.turn_input",
-    "AgentTurnResult": "agent_interface.provider.turn",
+    "AgentTurnResult": "agent_interface.provider.turn_result",
     "AgentWorkspaceAllocationIdentity": "agent_interface.environment.workspace_lease",
     "AgentWorkspaceLeasePhase": "agent_interface.environment.workspace_lease",
     "AgentWorkspaceLeaseRecord": "agent_interface.environment.workspace_lease",

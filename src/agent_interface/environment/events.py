@@ -16,9 +16,10 @@ observation to its execution (:class:`BoundNativeSession`) and keeps it private.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
 from pydantic import model_validator
 
@@ -32,34 +33,6 @@ from agent_interface.core.errors import (
     Refinement,
 )
 from agent_interface.core.registry import register_wire_models
-
-# The observation records live in their own light modules; public here too.
-from agent_interface.environment.descriptors import (
-    AgentEnvironmentStatus,
-    ComputeBilling,
-    EnvironmentLifecycle,
-    PlacementDescriptor,
-    ProviderIdentity,
-    ResourceProfile,
-    ResourceUseSample,
-    SafeEndpoint,
-)
-from agent_interface.environment.observation import (
-    AccountUsage,
-    AgentEnvironmentObservation,
-    Observation,
-    ObservationKnown,
-    ObservationProvenance,
-    ObservationRedacted,
-    ObservationStale,
-    ObservationState,
-    ObservationUnavailable,
-    ObservationUnknown,
-    agent_environment_observation_identity_matches,
-    assert_observation_credential_free,
-    observation_contains_credential,
-    observation_of,
-)
 from agent_interface.runtime.events import (
     NativeSessionObservedEvent,
     RuntimeEventEnvelope,
@@ -72,6 +45,34 @@ from agent_interface.runtime.usage import (
     UsageModeLiteral,
     aggregate_turn_usage,
 )
+
+if TYPE_CHECKING:
+    from agent_interface.environment.descriptors import (
+        AgentEnvironmentStatus,
+        ComputeBilling,
+        EnvironmentLifecycle,
+        PlacementDescriptor,
+        ProviderIdentity,
+        ResourceProfile,
+        ResourceUseSample,
+        SafeEndpoint,
+    )
+    from agent_interface.environment.observation import (
+        AccountUsage,
+        AgentEnvironmentObservation,
+        Observation,
+        ObservationKnown,
+        ObservationProvenance,
+        ObservationRedacted,
+        ObservationStale,
+        ObservationState,
+        ObservationUnavailable,
+        ObservationUnknown,
+        agent_environment_observation_identity_matches,
+        assert_observation_credential_free,
+        observation_contains_credential,
+        observation_of,
+    )
 
 __all__ = [
     "AccountUsage",
@@ -208,3 +209,38 @@ def bind_native_session(
 __all__ += ["turn_usage"]
 
 register_wire_models(AgentEnvironmentEvent=AgentEnvironmentEvent)
+
+
+# The observation records live in their own light modules (a turn result's events need
+# none of them); public here too, imported on first use.
+_MOVED: Final = {
+    "AgentEnvironmentStatus": "agent_interface.environment.descriptors",
+    "ComputeBilling": "agent_interface.environment.descriptors",
+    "EnvironmentLifecycle": "agent_interface.environment.descriptors",
+    "PlacementDescriptor": "agent_interface.environment.descriptors",
+    "ProviderIdentity": "agent_interface.environment.descriptors",
+    "ResourceProfile": "agent_interface.environment.descriptors",
+    "ResourceUseSample": "agent_interface.environment.descriptors",
+    "SafeEndpoint": "agent_interface.environment.descriptors",
+    "AccountUsage": "agent_interface.environment.observation",
+    "AgentEnvironmentObservation": "agent_interface.environment.observation",
+    "Observation": "agent_interface.environment.observation",
+    "ObservationKnown": "agent_interface.environment.observation",
+    "ObservationProvenance": "agent_interface.environment.observation",
+    "ObservationRedacted": "agent_interface.environment.observation",
+    "ObservationStale": "agent_interface.environment.observation",
+    "ObservationState": "agent_interface.environment.observation",
+    "ObservationUnavailable": "agent_interface.environment.observation",
+    "ObservationUnknown": "agent_interface.environment.observation",
+    "agent_environment_observation_identity_matches": "agent_interface.environment.observation",
+    "assert_observation_credential_free": "agent_interface.environment.observation",
+    "observation_contains_credential": "agent_interface.environment.observation",
+    "observation_of": "agent_interface.environment.observation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

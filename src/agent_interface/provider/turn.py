@@ -44,9 +44,6 @@ from agent_interface.core.model import (
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
 from agent_interface.durable.context_transfer import ContextTransferReceipt
-from agent_interface.environment.events import (
-    AgentEnvironmentEvent,
-)
 from agent_interface.environment.workspace import (
     ResourceRequest,
     WorkspaceRequest,
@@ -54,8 +51,8 @@ from agent_interface.environment.workspace import (
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.provider.creation import AgentEnvironmentCreation  # public here too
 from agent_interface.provider.turn_input import AgentTurnInput  # public here too
+from agent_interface.provider.turn_result import AgentTurnResult  # public here too
 from agent_interface.runtime.control import AgentRunControlRef
-from agent_interface.runtime.usage import TokenUsage
 
 if TYPE_CHECKING:
     from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
@@ -115,22 +112,6 @@ class CreateAgentEnvironmentInput(WireModel):
     name: BoundedString | None = None
     idempotency_key: BoundedIdentifier | None = None
     provider_options: BoundedJsonRecord | None = None
-
-
-class AgentTurnResult(WireModel):
-    """The result of one turn (``AgentTurnResultSchema``)."""
-
-    text: BoundedString
-    success: bool
-    error: BoundedString | None = None
-    session_id: BoundedIdentifier | None = None
-    usage: TokenUsage | None = None
-    metadata: BoundedJsonRecord | None = None
-    events: (
-        Annotated[WireList[AgentEnvironmentEvent], Field(max_length=CONTRACT_MAX_ARRAY_LENGTH)]
-        | None
-    ) = None
-    context_transfer_receipt: ContextTransferReceipt | None = None
 
 
 class AgentSessionRef(WireModel):
@@ -249,6 +230,5 @@ def require_turn_profile_supported(
 
 register_wire_models(
     CreateAgentEnvironmentInput=CreateAgentEnvironmentInput,
-    AgentTurnResult=AgentTurnResult,
     AgentSessionRef=AgentSessionRef,
 )

@@ -17,8 +17,9 @@ message and ``retryable: true``: the same operation may be sent again.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -42,10 +43,8 @@ from agent_interface.session.interactive_shared import (
     same_agent_exact_run,
     wire_of,
 )
-from agent_interface.session.terminal import AgentTerminalSession
 
 __all__ = [
-    "AgentInteractiveSession",
     "AgentInteractiveSessionAttach",
     "AgentInteractiveSessionControlClaim",
     "AgentInteractiveSessionControlClaimAcknowledgement",
@@ -63,7 +62,6 @@ __all__ = [
     "AgentInteractiveSessionStopCommand",
     "AgentInteractiveSessionStopCommandMaterial",
     "AgentInteractiveSessionStopEffect",
-    "AgentInteractiveTerminalSession",
     "InteractiveAcknowledgementStatus",
     "agent_interactive_session_control_claim_acknowledgement_matches_request",
     "agent_interactive_session_control_claim_is_newer",
@@ -575,37 +573,6 @@ def agent_interactive_session_prompt_acknowledgement_matches_command(command: An
     return exact_command is not None and exact_ack is not None and _command_matches(exact_command, exact_ack)
 
 
-# --- live handles --------------------------------------------------------------------------
-
-
-@runtime_checkable
-class AgentInteractiveTerminalSession(AgentTerminalSession, Protocol):
-    """A terminal returned by attach; every write stays bound to this claim."""
-
-    @property
-    def control(self) -> AgentInteractiveSessionControlClaim: ...
-
-
-@runtime_checkable
-class AgentInteractiveSession(Protocol):
-    """The exact TUI selected for one run. ``attach`` reaches the existing process and
-    never starts another; detach and close affect only the connection; ``stop`` ends the
-    process. ``send_prompt`` is optional."""
-
-    @property
-    def ref(self) -> AgentInteractiveSessionRef: ...
-
-    async def claim_control(
-        self, request: AgentInteractiveSessionControlClaimRequest
-    ) -> AgentInteractiveSessionControlClaimAcknowledgement: ...
-
-    async def status(self) -> AgentInteractiveSessionStatus: ...
-
-    async def attach(self, request: AgentInteractiveSessionAttach) -> AgentInteractiveTerminalSession: ...
-
-    async def stop(self, command: AgentInteractiveSessionStopCommand) -> AgentInteractiveSessionStopAcknowledgement: ...
-
-
 register_wire_models(
     AgentInteractiveSessionRef=AgentInteractiveSessionRef,
     AgentInteractiveSessionControlClaim=AgentInteractiveSessionControlClaim,
@@ -618,3 +585,14 @@ register_wire_models(
     AgentInteractiveSessionPromptCommand=AgentInteractiveSessionPromptCommand,
     AgentInteractiveSessionPromptAcknowledgement=AgentInteractiveSessionPromptAcknowledgement,
 )
+
+# The live-handle Protocols sit in ``session.interactive_handles`` (they subclass the
+# terminal handle, whose module the wire records here do not need); public here too,
+# imported on first use.
+_HANDLES = frozenset({"AgentInteractiveSession", "AgentInteractiveTerminalSession"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HANDLES:
+        return getattr(importlib.import_module("agent_interface.session.interactive_handles"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
