@@ -581,11 +581,13 @@ if TYPE_CHECKING:
         PortableContextSourceBoundary as PortableContextSourceBoundary,
         PortableContextUnsupportedResult as PortableContextUnsupportedResult,
         PortableConversationContext as PortableConversationContext,
-        plain_wire as plain_wire,
         portable_context_plan_digest as portable_context_plan_digest,
         portable_context_plan_request_digest as portable_context_plan_request_digest,
         portable_context_plan_result_matches_request as portable_context_plan_result_matches_request,
         portable_conversation_context_digest as portable_conversation_context_digest,
+    )
+    from .durable.wire_values import (
+        plain_wire as plain_wire,
         same_wire as same_wire,
     )
     from .environment.capabilities import (
@@ -1764,12 +1766,12 @@ _EXPORTS: dict[str, str] = {
     "PortableContextSourceBoundary": "durable.portable_context",
     "PortableContextUnsupportedResult": "durable.portable_context",
     "PortableConversationContext": "durable.portable_context",
-    "plain_wire": "durable.portable_context",
     "portable_context_plan_digest": "durable.portable_context",
     "portable_context_plan_request_digest": "durable.portable_context",
     "portable_context_plan_result_matches_request": "durable.portable_context",
     "portable_conversation_context_digest": "durable.portable_context",
-    "same_wire": "durable.portable_context",
+    "plain_wire": "durable.wire_values",
+    "same_wire": "durable.wire_values",
     "AgentEnvironmentCapabilities": "environment.capabilities",
     "BranchingCapabilities": "environment.capabilities",
     "ContextTransferCapabilities": "environment.capabilities",

@@ -19,7 +19,7 @@ from agent_interface.core.model import (
     WireModel,
 )
 from agent_interface.core.registry import register_wire_models
-from agent_interface.durable.portable_context import (
+from agent_interface.durable.wire_values import (
     NonEmptyBoundedString,
 )
 

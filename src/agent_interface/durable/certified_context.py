@@ -38,7 +38,7 @@ from agent_interface.core.model import (
     thaw,
 )
 from agent_interface.core.registry import register_wire_models
-from agent_interface.durable.portable_context import (
+from agent_interface.durable.wire_values import (
     epoch_ms,
     plain_wire,
 )

@@ -23,7 +23,7 @@ from agent_interface.core.model import (
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
-from agent_interface.durable.portable_context import (
+from agent_interface.durable.wire_values import (
     NonEmptyBoundedString,
     WireTimestamp,
     material_of,

@@ -22,11 +22,13 @@ from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.durable.portable_context import (
-    IdentifierList,
-    NonEmptyBoundedString,
     PortableContextDestination,
     PortableContextPlan,
     PortableContextSourceBoundary,
+)
+from agent_interface.durable.wire_values import (
+    IdentifierList,
+    NonEmptyBoundedString,
     WireTimestamp,
     epoch_ms,
     material_of,

@@ -37,7 +37,7 @@ from agent_interface.durable.confidential import (
     _resource_identity_matches,
     confidential_execution_verified,
 )
-from agent_interface.durable.portable_context import (
+from agent_interface.durable.wire_values import (
     WireTimestamp,
     material_of,
     parse_or_none,
