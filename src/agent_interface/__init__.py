@@ -807,7 +807,6 @@ if TYPE_CHECKING:
     )
     from .profile.agent_profile import (
         AgentProfile as AgentProfile,
-        AgentProfileConfidential as AgentProfileConfidential,
         AgentProfileConnection as AgentProfileConnection,
         AgentProfileHookCommand as AgentProfileHookCommand,
         AgentProfileMode as AgentProfileMode,
@@ -837,6 +836,9 @@ if TYPE_CHECKING:
         AgentProfileResourceCapabilities as AgentProfileResourceCapabilities,
         check_profile_support as check_profile_support,
         ensure_profile_supported as ensure_profile_supported,
+    )
+    from .profile.confidential import (
+        AgentProfileConfidential as AgentProfileConfidential,
     )
     from .profile.config import (
         AgentProfileConfigValue as AgentProfileConfigValue,
@@ -1940,7 +1942,6 @@ _EXPORTS: dict[str, str] = {
     "PosixFileMode": "profile.activation",
     "create_agent_profile_activation_evidence_schema": "profile.activation",
     "AgentProfile": "profile.agent_profile",
-    "AgentProfileConfidential": "profile.agent_profile",
     "AgentProfileConnection": "profile.agent_profile",
     "AgentProfileHookCommand": "profile.agent_profile",
     "AgentProfileMode": "profile.agent_profile",
@@ -1966,6 +1967,7 @@ _EXPORTS: dict[str, str] = {
     "AgentProfileResourceCapabilities": "profile.capabilities",
     "check_profile_support": "profile.capabilities",
     "ensure_profile_supported": "profile.capabilities",
+    "AgentProfileConfidential": "profile.confidential",
     "AgentProfileConfigValue": "profile.config",
     "AgentProfilePublicConfigValue": "profile.config",
     "AgentProfileSecretRef": "profile.config",

@@ -34,7 +34,7 @@ from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireMap, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
-from agent_interface.profile.agent_profile import AgentProfileConfidential
+from agent_interface.profile.confidential import AgentProfileConfidential
 from agent_interface.profile.harness import HarnessType, ReasoningEffort
 from agent_interface.profile.resources import AgentProfilePrompt
 from agent_interface.profile.scalars import (

@@ -140,7 +140,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "AgentProfileActivationFileEvidence": "agent_interface.profile.activation",
     "AgentProfileCapabilities": "agent_interface.profile.capabilities",
     "AgentProfileCapabilityCounts": "agent_interface.profile.measurement",
-    "AgentProfileConfidential": "agent_interface.profile.agent_profile",
+    "AgentProfileConfidential": "agent_interface.profile.confidential",
     "AgentProfileConfigValue": "agent_interface.profile.config",
     "AgentProfileConnection": "agent_interface.profile.agent_profile",
     "AgentProfileDiff": "agent_interface.profile.diff_schema",

@@ -39,6 +39,7 @@ from agent_interface.core.model import (
 )
 from agent_interface.core.registry import register_wire_models
 from agent_interface.core.surrogate_text import marker_transparent
+from agent_interface.profile.confidential import AgentProfileConfidential  # public here too
 from agent_interface.profile.config import AgentProfileEnvironment
 from agent_interface.profile.harness import (
     HarnessType,
@@ -197,17 +198,6 @@ class AgentProfileMode(WireModel):
     tools: ProfileRecord[bool] | None = None
     permissions: ProfileRecord[AgentProfilePermission] | None = None
     metadata: ProfileJsonRecord | None = None
-
-
-class AgentProfileConfidential(WireModel):
-    """Confidential-computing requirements: the TEE variant to run in, an attestation nonce, and the
-    ``sealed`` and ``attestationRefresh`` switches."""
-
-    tee: str | None = None
-    """TEE variant: ``tdx``, ``nitro``, ``phala-dstack``, ``sev-snp``, ``any`` or another name."""
-    attestation_nonce: str | None = None
-    sealed: bool | None = None
-    attestation_refresh: bool | None = None
 
 
 class AgentProfileConnection(WireModel):
@@ -469,7 +459,6 @@ register_wire_models(
     AgentSubagentProfile=AgentSubagentProfile,
     AgentProfileHookCommand=AgentProfileHookCommand,
     AgentProfileMode=AgentProfileMode,
-    AgentProfileConfidential=AgentProfileConfidential,
     AgentProfileConnection=AgentProfileConnection,
     AgentProfileSeatStage=AgentProfileSeatStage,
     AgentProfileSeatAccountSelector=AgentProfileSeatAccountSelector,
