@@ -11,12 +11,9 @@ imported. The CLI and JSON Schema export read the registry.
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import pkgutil
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_interface.core._schema_index import SCHEMA_MODULES
@@ -57,6 +54,10 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
+    # Imported here, like difflib below: the first use of one schema needs neither.
+    import pkgutil
+    from pathlib import Path
+
     # The package directory, found without importing the package root (which sits above
     # every family).
     root = str(Path(__file__).resolve().parent.parent)
@@ -81,6 +82,8 @@ def close_schema_names(typed: str, limit: int = 5) -> tuple[str, ...]:
     known = sorted(set(SCHEMA_MODULES) | set(_TYPES))
     lowered = {other.lower(): other for other in known}
     wanted = typed.lower()
+    import difflib
+
     found = [lowered[match] for match in difflib.get_close_matches(wanted, list(lowered), n=limit)]
     found += [other for other in known if wanted and wanted in other.lower()]
     return tuple(dict.fromkeys(found))[:limit]
