@@ -1053,14 +1053,12 @@ if TYPE_CHECKING:
         TERMINAL_CHILD_TASK_STATUSES as TERMINAL_CHILD_TASK_STATUSES,
     )
     from .runtime.control import (
-        AgentExactRunControlRef as AgentExactRunControlRef,
         AgentRunCancellationAcknowledgement as AgentRunCancellationAcknowledgement,
         AgentRunCancellationEffect as AgentRunCancellationEffect,
         AgentRunCancellationRequest as AgentRunCancellationRequest,
         AgentRunCancellationRequestMaterial as AgentRunCancellationRequestMaterial,
         AgentRunControlAcknowledgement as AgentRunControlAcknowledgement,
         AgentRunControlAction as AgentRunControlAction,
-        AgentRunControlRef as AgentRunControlRef,
         AgentRunControlRequest as AgentRunControlRequest,
         AgentRunControlRequestMaterial as AgentRunControlRequestMaterial,
         ControlAcknowledgementStatus as ControlAcknowledgementStatus,
@@ -1073,6 +1071,10 @@ if TYPE_CHECKING:
         agent_run_control_request_digest as agent_run_control_request_digest,
         check_retained_control as check_retained_control,
         retained_control_issues as retained_control_issues,
+    )
+    from .runtime.control_ref import (
+        AgentExactRunControlRef as AgentExactRunControlRef,
+        AgentRunControlRef as AgentRunControlRef,
         same_agent_run_control_ref as same_agent_run_control_ref,
     )
     from .runtime.events import (
@@ -2126,14 +2128,12 @@ _EXPORTS: dict[str, str] = {
     "ChildTaskTime": "runtime.child_tasks",
     "ChildTaskTracker": "runtime.child_tasks",
     "TERMINAL_CHILD_TASK_STATUSES": "runtime.child_tasks",
-    "AgentExactRunControlRef": "runtime.control",
     "AgentRunCancellationAcknowledgement": "runtime.control",
     "AgentRunCancellationEffect": "runtime.control",
     "AgentRunCancellationRequest": "runtime.control",
     "AgentRunCancellationRequestMaterial": "runtime.control",
     "AgentRunControlAcknowledgement": "runtime.control",
     "AgentRunControlAction": "runtime.control",
-    "AgentRunControlRef": "runtime.control",
     "AgentRunControlRequest": "runtime.control",
     "AgentRunControlRequestMaterial": "runtime.control",
     "ControlAcknowledgementStatus": "runtime.control",
@@ -2146,7 +2146,9 @@ _EXPORTS: dict[str, str] = {
     "agent_run_control_request_digest": "runtime.control",
     "check_retained_control": "runtime.control",
     "retained_control_issues": "runtime.control",
-    "same_agent_run_control_ref": "runtime.control",
+    "AgentExactRunControlRef": "runtime.control_ref",
+    "AgentRunControlRef": "runtime.control_ref",
+    "same_agent_run_control_ref": "runtime.control_ref",
     "CanonicalStreamEvent": "runtime.events",
     "ForwardCompatibleEnvelope": "runtime.events",
     "InteractionCancelEvent": "runtime.events",

@@ -39,7 +39,7 @@ from agent_interface.durable.wire_values import (
     same_optional_wire,
     same_wire,
 )
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 
 __all__ = [
     "WorkspaceCheckpointConflict",

@@ -30,7 +30,7 @@ from agent_interface.durable.wire_values import (
     parse_or_none,
     same_wire,
 )
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 
 __all__ = [
     "ConfidentialAttestation",

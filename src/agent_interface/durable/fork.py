@@ -46,7 +46,7 @@ from agent_interface.durable.wire_values import (
     same_wire,
 )
 from agent_interface.environment.workspace import PlacementInfo
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 
 __all__ = [
     "ForkedEnvironmentRef",

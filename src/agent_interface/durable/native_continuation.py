@@ -48,7 +48,7 @@ from agent_interface.durable.wire_values import (
     portable_wire_digest,
     same_wire,
 )
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 from agent_interface.runtime.parts import InputPart
 
 __all__ = [

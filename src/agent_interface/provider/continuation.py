@@ -40,7 +40,7 @@ from agent_interface.durable.native_continuation import (
     native_context_continuation_acknowledgement_matches,
     native_context_continuation_turn_digest,
 )
-from agent_interface.durable.portable_context import (
+from agent_interface.durable.wire_values import (
     epoch_ms,
     parse_or_none,
     plain_wire,
@@ -51,7 +51,7 @@ from agent_interface.provider.acknowledgement_intersection import (
     read_intersected_acknowledgement,
 )
 from agent_interface.provider.turn import AgentTurnResult
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 
 __all__ = [
     "AgentNativeContextContinuationAdmitted",

@@ -52,7 +52,7 @@ from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.provider.creation import AgentEnvironmentCreation  # public here too
 from agent_interface.provider.turn_input import AgentTurnInput  # public here too
 from agent_interface.provider.turn_result import AgentTurnResult  # public here too
-from agent_interface.runtime.control import AgentRunControlRef
+from agent_interface.runtime.control_ref import AgentRunControlRef
 
 if TYPE_CHECKING:
     from agent_interface.environment.capabilities import AgentEnvironmentCapabilities

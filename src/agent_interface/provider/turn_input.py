@@ -28,7 +28,7 @@ from agent_interface.core.registry import register_wire_models
 from agent_interface.durable.context_transfer import ContextTransferRequest
 from agent_interface.durable.native_continuation import NativeContextContinuationRequest
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.runtime.control import AgentRunControlRef
+from agent_interface.runtime.control_ref import AgentRunControlRef
 from agent_interface.runtime.interaction_fields import RequestedInteractions
 from agent_interface.runtime.parts import InputPart
 

@@ -30,6 +30,11 @@ from agent_interface.core.errors import (
 )
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.runtime.control_ref import (  # public here too
+    AgentExactRunControlRef,
+    AgentRunControlRef,
+    same_agent_run_control_ref,
+)
 
 __all__ = [
     "RETAINED_CONTROL_REQUIREMENTS",
@@ -56,37 +61,8 @@ __all__ = [
 ]
 
 
-class AgentRunControlRef(WireModel):
-    """Provider-neutral coordinates sufficient to recreate control of one run.
-
-    ``requestDigest`` is the provider's admission digest: reconstruction compares it
-    to refuse reusing the run for changed input.
-    """
-
-    run_id: BoundedIdentifier
-    provider: BoundedIdentifier
-    environment_id: BoundedIdentifier
-    session_id: BoundedIdentifier | None = None
-    execution_id: BoundedIdentifier | None = None
-    request_digest: Sha256Digest | None = None
-
-
-class AgentExactRunControlRef(AgentRunControlRef):
-    """A reference complete enough for a retryable state-changing action."""
-
-    session_id: BoundedIdentifier
-    execution_id: BoundedIdentifier
-    request_digest: Sha256Digest
-
-
 def _wire_of(value: Any) -> Any:
     return value.to_wire() if isinstance(value, WireModel) else value
-
-
-def same_agent_run_control_ref(left: Any, right: Any) -> bool:
-    """Whether two references name the same run: equal canonical forms, so a field
-    present on one side only, or any differing field, makes them different runs."""
-    return canonical_digest(_wire_of(left)) == canonical_digest(_wire_of(right))
 
 
 AgentRunCancellationEffect = Literal["cancel_requested", "cancelled", "not_live", "unknown"]
@@ -403,8 +379,6 @@ def check_retained_control(capabilities: Any) -> None:
 
 
 register_wire_models(
-    AgentRunControlRef=AgentRunControlRef,
-    AgentExactRunControlRef=AgentExactRunControlRef,
     AgentRunCancellationRequest=AgentRunCancellationRequest,
     AgentRunCancellationAcknowledgement=AgentRunCancellationAcknowledgement,
     AgentRunControlRequest=AgentRunControlRequest,

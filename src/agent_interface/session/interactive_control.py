@@ -37,7 +37,7 @@ from agent_interface.core.errors import ContractError, Refinement
 from agent_interface.core.model import WireModel, wire_adapter
 from agent_interface.core.registry import register_wire_models
 from agent_interface.environment.preparation_receipt import AgentExecutionPreparationReceipt
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 from agent_interface.session.interactive_shared import (
     AgentInteractiveDimension,
     same_agent_exact_run,

@@ -25,7 +25,7 @@ from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.canonical import canonical_agent_profile_digest
-from agent_interface.runtime.control import AgentExactRunControlRef
+from agent_interface.runtime.control_ref import AgentExactRunControlRef
 from agent_interface.session.interactive_control import AgentInteractiveSessionRef
 from agent_interface.session.interactive_shared import (
     AgentInteractiveDimension,
