@@ -16,6 +16,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .candidate.activation import (
+        AgentImprovementActivation as AgentImprovementActivation,
+        AgentImprovementActivationIntent as AgentImprovementActivationIntent,
+        AgentImprovementActivationOutcome as AgentImprovementActivationOutcome,
+        AgentImprovementActivationResult as AgentImprovementActivationResult,
+        AgentImprovementActivationTarget as AgentImprovementActivationTarget,
+        AgentImprovementActivationTargetState as AgentImprovementActivationTargetState,
+        AgentImprovementActivationTargetTransition as AgentImprovementActivationTargetTransition,
+        AgentImprovementReview as AgentImprovementReview,
+        AgentImprovementReviewDecision as AgentImprovementReviewDecision,
+    )
     from .candidate.artifacts import (
         AgentCandidateArtifactLocator as AgentCandidateArtifactLocator,
         AgentCandidateArtifactRef as AgentCandidateArtifactRef,
@@ -119,6 +130,9 @@ if TYPE_CHECKING:
         is_exact_public_gateway_domain as is_exact_public_gateway_domain,
         paths_overlap as paths_overlap,
     )
+    from .candidate.execution_ref import (
+        AgentProfileImprovementExecutionRef as AgentProfileImprovementExecutionRef,
+    )
     from .candidate.experiment import (
         AgentCandidateExperiment as AgentCandidateExperiment,
         AgentCandidateExperimentMeasurement as AgentCandidateExperimentMeasurement,
@@ -130,7 +144,6 @@ if TYPE_CHECKING:
     from .candidate.improvement import (
         AgentProfileImprovementArm as AgentProfileImprovementArm,
         AgentProfileImprovementEvidence as AgentProfileImprovementEvidence,
-        AgentProfileImprovementExecutionRef as AgentProfileImprovementExecutionRef,
         AgentProfileImprovementExperiment as AgentProfileImprovementExperiment,
         AgentProfileImprovementGrading as AgentProfileImprovementGrading,
         AgentProfileImprovementRunCell as AgentProfileImprovementRunCell,
@@ -259,17 +272,8 @@ if TYPE_CHECKING:
         AgentCandidateUnsupportedProfileDimension as AgentCandidateUnsupportedProfileDimension,
     )
     from .candidate.promotion import (
-        AgentImprovementActivation as AgentImprovementActivation,
-        AgentImprovementActivationIntent as AgentImprovementActivationIntent,
-        AgentImprovementActivationOutcome as AgentImprovementActivationOutcome,
-        AgentImprovementActivationResult as AgentImprovementActivationResult,
-        AgentImprovementActivationTarget as AgentImprovementActivationTarget,
-        AgentImprovementActivationTargetState as AgentImprovementActivationTargetState,
-        AgentImprovementActivationTargetTransition as AgentImprovementActivationTargetTransition,
         AgentImprovementEvaluation as AgentImprovementEvaluation,
         AgentImprovementProposal as AgentImprovementProposal,
-        AgentImprovementReview as AgentImprovementReview,
-        AgentImprovementReviewDecision as AgentImprovementReviewDecision,
     )
     from .candidate.receipt_binding import (
         check_plan_binding as check_plan_binding,
@@ -1318,6 +1322,15 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "AgentImprovementActivation": "candidate.activation",
+    "AgentImprovementActivationIntent": "candidate.activation",
+    "AgentImprovementActivationOutcome": "candidate.activation",
+    "AgentImprovementActivationResult": "candidate.activation",
+    "AgentImprovementActivationTarget": "candidate.activation",
+    "AgentImprovementActivationTargetState": "candidate.activation",
+    "AgentImprovementActivationTargetTransition": "candidate.activation",
+    "AgentImprovementReview": "candidate.activation",
+    "AgentImprovementReviewDecision": "candidate.activation",
     "AgentCandidateArtifactLocator": "candidate.artifacts",
     "AgentCandidateArtifactRef": "candidate.artifacts",
     "AgentCandidateCapturedArtifact": "candidate.artifacts",
@@ -1401,6 +1414,7 @@ _EXPORTS: dict[str, str] = {
     "is_canonical_absolute_path": "candidate.execution_plan",
     "is_exact_public_gateway_domain": "candidate.execution_plan",
     "paths_overlap": "candidate.execution_plan",
+    "AgentProfileImprovementExecutionRef": "candidate.execution_ref",
     "AgentCandidateExperiment": "candidate.experiment",
     "AgentCandidateExperimentMeasurement": "candidate.experiment",
     "AgentImprovementMeasuredComparison": "candidate.experiment",
@@ -1409,7 +1423,6 @@ _EXPORTS: dict[str, str] = {
     "candidate_execution_latency_ms": "candidate.experiment",
     "AgentProfileImprovementArm": "candidate.improvement",
     "AgentProfileImprovementEvidence": "candidate.improvement",
-    "AgentProfileImprovementExecutionRef": "candidate.improvement",
     "AgentProfileImprovementExperiment": "candidate.improvement",
     "AgentProfileImprovementGrading": "candidate.improvement",
     "AgentProfileImprovementRunCell": "candidate.improvement",
@@ -1512,17 +1525,8 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateProfilePlanFile": "candidate.profile_plan",
     "AgentCandidateProfilePlanMaterial": "candidate.profile_plan",
     "AgentCandidateUnsupportedProfileDimension": "candidate.profile_plan",
-    "AgentImprovementActivation": "candidate.promotion",
-    "AgentImprovementActivationIntent": "candidate.promotion",
-    "AgentImprovementActivationOutcome": "candidate.promotion",
-    "AgentImprovementActivationResult": "candidate.promotion",
-    "AgentImprovementActivationTarget": "candidate.promotion",
-    "AgentImprovementActivationTargetState": "candidate.promotion",
-    "AgentImprovementActivationTargetTransition": "candidate.promotion",
     "AgentImprovementEvaluation": "candidate.promotion",
     "AgentImprovementProposal": "candidate.promotion",
-    "AgentImprovementReview": "candidate.promotion",
-    "AgentImprovementReviewDecision": "candidate.promotion",
     "check_plan_binding": "candidate.receipt_binding",
     "plan_binding_issues": "candidate.receipt_binding",
     "run_receipt_issues": "candidate.receipt_binding",

@@ -33,12 +33,11 @@ from agent_interface.candidate.measurement import (
     create_measured_comparison_identity_registry,
     refine_measured_comparison_summary,
 )
-from agent_interface.candidate.outcomes import refine_canonical
 from agent_interface.candidate.receipts import (
     AgentCandidateMaterializationReceipt,
     AgentCandidateRunReceipt,
 )
-from agent_interface.candidate.sealed import SealedRecord
+from agent_interface.candidate.sealed import SealedRecord, refine_canonical
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkSuiteInputs
 from agent_interface.core.canonical import Sha256Digest, canonical_digest
 from agent_interface.core.errors import Refinement

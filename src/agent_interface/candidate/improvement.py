@@ -17,9 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal, Self
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from agent_interface.candidate.evaluation import AgentCandidateEvaluationPolicy
+from agent_interface.candidate.execution_ref import (  # the reference is public here too
+    AgentProfileImprovementExecutionRef,
+    EvidenceIdentity,
+    EvidenceKind,
+)
 from agent_interface.candidate.improvement_change import AgentProfileImprovementChange
 from agent_interface.candidate.limits import (
     AgentExecutionLimitObservation,
@@ -43,7 +48,6 @@ from agent_interface.core.contract_limits import (
     PositiveSafeInt,
     SafeInt,
     Utf16Length,
-    js_trim,
 )
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireModel
@@ -176,19 +180,6 @@ class AgentProfileImprovementSuiteInputs(WireModel):
 
 
 @marker_transparent  # outer whitespace only (core.surrogate_text)
-def _trimmed(value: Any) -> Any:
-    return js_trim(value) if isinstance(value, str) else value
-
-
-EvidenceKind = Annotated[
-    str,
-    BeforeValidator(_trimmed),
-    Utf16Length(min=1, max=100),
-    Field(pattern=r"^[a-z][a-z0-9-]*$"),
-]
-EvidenceIdentity = Annotated[str, BeforeValidator(_trimmed), Utf16Length(min=1, max=500)]
-
-
 class AgentProfileImprovementEvidence(WireModel):
     """An access-controlled record emitted by the host's run (surrounding whitespace of
     ``kind`` and ``identity`` is trimmed, as the reference does)."""
@@ -207,14 +198,6 @@ class AgentProfileImprovementArm(WireModel):
     """The complete profile state that actually runs."""
 
     state_digest: Sha256Digest
-
-
-class AgentProfileImprovementExecutionRef(WireModel):
-    """Non-secret identity of the runner that measured, and can activate, a profile change."""
-
-    kind: Literal["agent-profile-improvement-execution-ref"]
-    identity: EvidenceIdentity
-    digest: Sha256Digest
 
 
 class AgentProfileImprovementExperiment(_DigestVerified):
@@ -443,7 +426,6 @@ class AgentProfileImprovementRunReceipt(_DigestVerified):
 
 register_wire_models(
     AgentProfileImprovementArm=AgentProfileImprovementArm,
-    AgentProfileImprovementExecutionRef=AgentProfileImprovementExecutionRef,
     AgentProfileImprovementExperiment=AgentProfileImprovementExperiment,
     AgentProfileImprovementRunCell=AgentProfileImprovementRunCell,
     AgentProfileImprovementRunReceipt=AgentProfileImprovementRunReceipt,

@@ -27,7 +27,7 @@ from agent_interface.candidate.measurement import (
     create_measured_comparison_identity_registry,
     refine_measured_comparison_summary,
 )
-from agent_interface.candidate.outcomes import refine_canonical
+from agent_interface.candidate.sealed import refine_canonical
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.registry import register_wire_models

@@ -16,11 +16,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from agent_interface.candidate.artifacts import (
     AgentCandidateArtifactRef,
@@ -34,6 +33,7 @@ from agent_interface.candidate.common import (
 from agent_interface.candidate.digests import seal_evidence, verify_evidence_digest
 from agent_interface.candidate.evidence import AgentCandidateEvidence
 from agent_interface.candidate.numbers import UnitInterval
+from agent_interface.candidate.sealed import refine_canonical
 from agent_interface.candidate.task_terms import (
     AgentCandidateBenchmarkGraderIdentity,
     AgentCandidateResolvedModel,
@@ -212,40 +212,6 @@ def refine_model_settlement(
             "settlement_usage_aggregate",
             "model settlement usage must equal the exact per-call aggregate",
         )
-
-
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_SCALARS: Final = frozenset({int, float, bool, type(None)})
-_CANONICAL_CHECKED: set[type] = set()
-"""Model classes whose own validator already refused ill-formed text in their subtree."""
-
-
-def _ill_formed(value: object) -> bool:
-    kind = type(value)
-    if kind is str:
-        text: str = value  # type: ignore[assignment]
-        return not text.isascii() and _LONE_SURROGATE.search(text) is not None
-    if kind in _SCALARS or kind in _CANONICAL_CHECKED:
-        return False
-    if isinstance(value, BaseModel):
-        return any(map(_ill_formed, value.__dict__.values())) or _ill_formed(
-            value.__pydantic_extra__ or {}
-        )
-    if isinstance(value, dict):
-        return any(_ill_formed(key) or _ill_formed(item) for key, item in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(map(_ill_formed, value))
-    return False
-
-
-def refine_canonical(model: WireModel, issues: Refinement, what: str) -> None:
-    """Refuse a record holding text RFC 8785 cannot serialize (a lone surrogate), as the
-    reference's ``isCanonicalJsonValue`` does (numbers are already finite here). A nested
-    record that made the same check is not walked again."""
-    if any(map(_ill_formed, model.__dict__.values())) or _ill_formed(model.__pydantic_extra__ or {}):
-        issues.add((), "canonical_json", f"{what} must contain only RFC 8785 JSON values")
-    else:
-        _CANONICAL_CHECKED.add(type(model))
 
 
 class AgentCandidateModelSettlementMaterial(WireModel):

@@ -42,10 +42,9 @@ from agent_interface.candidate.outcomes import (
     AgentCandidateModelSettlementEvidence,
     AgentCandidateTaskOutcomeEvidence,
     AgentCandidateTiming,
-    refine_canonical,
 )
 from agent_interface.candidate.profile_plan import AgentCandidateProfileActivation
-from agent_interface.candidate.sealed import SealedRecord
+from agent_interface.candidate.sealed import SealedRecord, refine_canonical
 from agent_interface.candidate.task_terms import AgentCandidateResolvedModel
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.contract_limits import (

@@ -10,13 +10,10 @@ surfaces they touch: prompt, tools, MCP, hooks and subagents by axis; resource c
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from agent_interface.profile.diff import (
-    DiffInput,
-    changed_agent_profile_axes,
-    define_agent_profile_diff,
-)
+if TYPE_CHECKING:
+    from agent_interface.profile.diff import DiffInput
 
 __all__ = [
     "AGENT_IMPROVEMENT_SURFACES",
@@ -96,6 +93,10 @@ def changed_profile_improvement_surfaces(
 ) -> list[AgentImprovementSurface]:
     """The surfaces a sequence of profile diff steps changes, in canonical order
     (``changedProfileImprovementSurfaces``)."""
+    # Imported here: the surface names alone (read by activations) should not build the
+    # profile model at import.
+    from agent_interface.profile.diff import changed_agent_profile_axes, define_agent_profile_diff
+
     surfaces: set[AgentImprovementSurface] = set()
     for item in change:
         step = define_agent_profile_diff(item)
