@@ -314,6 +314,10 @@ if TYPE_CHECKING:
         AgentCandidateRunCell as AgentCandidateRunCell,
         AgentCandidateRunCellMaterial as AgentCandidateRunCellMaterial,
     )
+    from .candidate.run_identities import (
+        AgentCandidateBenchmarkGraderIdentity as AgentCandidateBenchmarkGraderIdentity,
+        AgentCandidateResolvedModel as AgentCandidateResolvedModel,
+    )
     from .candidate.sealed import (
         SealedRecord as SealedRecord,
     )
@@ -343,9 +347,7 @@ if TYPE_CHECKING:
         changed_profile_improvement_surfaces as changed_profile_improvement_surfaces,
     )
     from .candidate.task_terms import (
-        AgentCandidateBenchmarkGraderIdentity as AgentCandidateBenchmarkGraderIdentity,
         AgentCandidateExecutionLimits as AgentCandidateExecutionLimits,
-        AgentCandidateResolvedModel as AgentCandidateResolvedModel,
         AgentCandidateResolvedTaskContainer as AgentCandidateResolvedTaskContainer,
         AgentCandidateRetryPolicy as AgentCandidateRetryPolicy,
         AgentCandidateTaskContainerPlatform as AgentCandidateTaskContainerPlatform,
@@ -1558,6 +1560,8 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateRunArm": "candidate.run_cell",
     "AgentCandidateRunCell": "candidate.run_cell",
     "AgentCandidateRunCellMaterial": "candidate.run_cell",
+    "AgentCandidateBenchmarkGraderIdentity": "candidate.run_identities",
+    "AgentCandidateResolvedModel": "candidate.run_identities",
     "SealedRecord": "candidate.sealed",
     "AGENT_IMPROVEMENT_SOURCE_METADATA_KEY": "candidate.source",
     "AgentCustomSourceLicense": "candidate.source",
@@ -1578,9 +1582,7 @@ _EXPORTS: dict[str, str] = {
     "AGENT_IMPROVEMENT_SURFACES": "candidate.surfaces",
     "AgentImprovementSurface": "candidate.surfaces",
     "changed_profile_improvement_surfaces": "candidate.surfaces",
-    "AgentCandidateBenchmarkGraderIdentity": "candidate.task_terms",
     "AgentCandidateExecutionLimits": "candidate.task_terms",
-    "AgentCandidateResolvedModel": "candidate.task_terms",
     "AgentCandidateResolvedTaskContainer": "candidate.task_terms",
     "AgentCandidateRetryPolicy": "candidate.task_terms",
     "AgentCandidateTaskContainerPlatform": "candidate.task_terms",

@@ -33,11 +33,11 @@ from agent_interface.candidate.common import (
 from agent_interface.candidate.digests import seal_evidence, verify_evidence_digest
 from agent_interface.candidate.evidence import AgentCandidateEvidence
 from agent_interface.candidate.numbers import UnitInterval
-from agent_interface.candidate.sealed import refine_canonical
-from agent_interface.candidate.task_terms import (
+from agent_interface.candidate.run_identities import (
     AgentCandidateBenchmarkGraderIdentity,
     AgentCandidateResolvedModel,
 )
+from agent_interface.candidate.sealed import refine_canonical
 from agent_interface.core.canonical import MAX_SAFE_INTEGER, Sha256Digest
 from agent_interface.core.contract_limits import (
     NonNegativeSafeInt,

@@ -44,8 +44,8 @@ from agent_interface.candidate.outcomes import (
     AgentCandidateTiming,
 )
 from agent_interface.candidate.profile_plan import AgentCandidateProfileActivation
+from agent_interface.candidate.run_identities import AgentCandidateResolvedModel
 from agent_interface.candidate.sealed import SealedRecord, refine_canonical
-from agent_interface.candidate.task_terms import AgentCandidateResolvedModel
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.contract_limits import (
     NonNegativeSafeInt,

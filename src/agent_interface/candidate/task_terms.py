@@ -14,13 +14,16 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from agent_interface.candidate.artifacts import AgentCandidateArtifactRef
 from agent_interface.candidate.common import (
     AgentCandidateMediaType,
     GitObjectId,
     same_git_object_format,
 )
 from agent_interface.candidate.launch import AgentCandidateContainer
+from agent_interface.candidate.run_identities import (  # public here too
+    AgentCandidateBenchmarkGraderIdentity,
+    AgentCandidateResolvedModel,
+)
 from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.contract_limits import (
     NonNegativeNumber,
@@ -32,8 +35,6 @@ from agent_interface.core.contract_limits import (
 from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
-from agent_interface.profile.harness import ReasoningEffort
-from agent_interface.profile.scalars import NonEmptyString
 
 __all__ = [
     "MAX_TASK_OUTPUT_BYTES",
@@ -51,37 +52,6 @@ __all__ = [
 
 MAX_TASK_OUTPUT_BYTES = 64 * 1024 * 1024
 """The largest typed output a task may request (64 MiB)."""
-
-
-class AgentCandidateResolvedModel(WireModel):
-    """The one model a run uses: the requested literal and what the evaluator resolved it to."""
-
-    requested: NonEmptyString
-    provider: NonEmptyString
-    model: NonEmptyString
-    snapshot: NonEmptyString
-    reasoning_effort: ReasoningEffort
-
-
-class AgentCandidateBenchmarkGraderIdentity(WireModel):
-    """The pinned grader: name, version and its non-empty artifact."""
-
-    name: NonEmptyString
-    version: NonEmptyString
-    format: Literal["tangle-grader"]
-    artifact: AgentCandidateArtifactRef
-
-    @model_validator(mode="after")
-    def _has_bytes(self) -> Self:
-        if self.artifact.byte_length == 0:
-            issues = Refinement("AgentCandidateBenchmarkGraderIdentity")
-            issues.add(
-                ("artifact", "byteLength"),
-                "empty_grader_artifact",
-                "pinned grader artifact must contain executable grader bytes",
-            )
-            issues.check()
-        return self
 
 
 _RepositoryIdentity = Annotated[str, Utf16Length(min=1, max=512)]
@@ -163,9 +133,7 @@ AgentCandidateTaskOutcomeSpec = Annotated[
 
 
 register_wire_models(
-    AgentCandidateBenchmarkGraderIdentity=AgentCandidateBenchmarkGraderIdentity,
     AgentCandidateExecutionLimits=AgentCandidateExecutionLimits,
-    AgentCandidateResolvedModel=AgentCandidateResolvedModel,
     AgentCandidateResolvedTaskContainer=AgentCandidateResolvedTaskContainer,
     AgentCandidateRetryPolicy=AgentCandidateRetryPolicy,
     AgentCandidateTaskOutcomeSpec=AgentCandidateTaskOutcomeSpec,
