@@ -701,6 +701,9 @@ if TYPE_CHECKING:
         observation_contains_credential as observation_contains_credential,
         observation_of as observation_of,
     )
+    from .environment.placement import (
+        PlacementInfo as PlacementInfo,
+    )
     from .environment.preparation import (
         AgentExecutionPreparationValidationError as AgentExecutionPreparationValidationError,
         AgentExecutionPreparationValidationResult as AgentExecutionPreparationValidationResult,
@@ -744,7 +747,6 @@ if TYPE_CHECKING:
         ForkRequest as ForkRequest,
         MAX_WORKSPACE_CWD_LENGTH as MAX_WORKSPACE_CWD_LENGTH,
         OpenEgressPolicy as OpenEgressPolicy,
-        PlacementInfo as PlacementInfo,
         ResourceRequest as ResourceRequest,
         StrictEgressPolicy as StrictEgressPolicy,
         WorkspaceRequest as WorkspaceRequest,
@@ -1869,6 +1871,7 @@ _EXPORTS: dict[str, str] = {
     "assert_observation_credential_free": "environment.observation",
     "observation_contains_credential": "environment.observation",
     "observation_of": "environment.observation",
+    "PlacementInfo": "environment.placement",
     "AgentExecutionPreparationValidationError": "environment.preparation",
     "AgentExecutionPreparationValidationResult": "environment.preparation",
     "assert_agent_execution_preparation_receipt": "environment.preparation",
@@ -1903,7 +1906,6 @@ _EXPORTS: dict[str, str] = {
     "ForkRequest": "environment.workspace",
     "MAX_WORKSPACE_CWD_LENGTH": "environment.workspace",
     "OpenEgressPolicy": "environment.workspace",
-    "PlacementInfo": "environment.workspace",
     "ResourceRequest": "environment.workspace",
     "StrictEgressPolicy": "environment.workspace",
     "WorkspaceRequest": "environment.workspace",

@@ -273,7 +273,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "Part": "agent_interface.runtime.parts",
     "PermissionGrant": "agent_interface.runtime.interaction_fields",
     "PlacementDescriptor": "agent_interface.environment.descriptors",
-    "PlacementInfo": "agent_interface.environment.workspace",
+    "PlacementInfo": "agent_interface.environment.placement",
     "PlanContinuation": "agent_interface.runtime.plan",
     "PlanDecision": "agent_interface.runtime.plan",
     "PlanProviderKind": "agent_interface.runtime.plan",

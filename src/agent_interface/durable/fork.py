@@ -45,7 +45,7 @@ from agent_interface.durable.wire_values import (
     same_optional_wire,
     same_wire,
 )
-from agent_interface.environment.workspace import PlacementInfo
+from agent_interface.environment.placement import PlacementInfo
 from agent_interface.runtime.control_ref import AgentExactRunControlRef
 
 __all__ = [

@@ -38,6 +38,7 @@ from agent_interface.environment.cwd import (  # public here too
     workspace_cwd_path_for_base,
 )
 from agent_interface.environment.descriptors import AgentEnvironmentStatus
+from agent_interface.environment.placement import PlacementInfo  # public here too
 
 __all__ = [
     "MAX_WORKSPACE_CWD_LENGTH",
@@ -201,17 +202,6 @@ class ForkRequest(WireModel):
     metadata: BoundedJsonRecord | None = None
 
 
-class PlacementInfo(WireModel):
-    """Where an environment runs (sandbox, fleet, machine, region) and provider metadata about it."""
-
-    kind: Literal["local", "sandbox", "fleet", "provider"]
-    sandbox_id: BoundedIdentifier | None = None
-    fleet_id: BoundedIdentifier | None = None
-    machine_id: BoundedIdentifier | None = None
-    region: BoundedIdentifier | None = None
-    provider_metadata: BoundedJsonRecord | None = None
-
-
 register_wire_models(
     WorkspaceRequest=WorkspaceRequest,
     AgentEnvironmentEgressPolicy=AgentEnvironmentEgressPolicy,
@@ -223,5 +213,4 @@ register_wire_models(
     CheckpointRequest=CheckpointRequest,
     CheckpointRef=CheckpointRef,
     ForkRequest=ForkRequest,
-    PlacementInfo=PlacementInfo,
 )
