@@ -1202,7 +1202,6 @@ if TYPE_CHECKING:
         AgentExecutionOutcome as AgentExecutionOutcome,
         AgentExecutionOutcomeAwaitingPlanDecision as AgentExecutionOutcomeAwaitingPlanDecision,
         AgentExecutionOutcomeCompleted as AgentExecutionOutcomeCompleted,
-        DurablePlan as DurablePlan,
         NonEmptyString as NonEmptyString,
         OffsetDatetime as OffsetDatetime,
         PlanContinuation as PlanContinuation,
@@ -1216,6 +1215,9 @@ if TYPE_CHECKING:
         PlanProviderStateOpencode as PlanProviderStateOpencode,
         PlanSubmission as PlanSubmission,
         TrimmedNonEmptyString as TrimmedNonEmptyString,
+    )
+    from .runtime.plan_record import (
+        DurablePlan as DurablePlan,
     )
     from .runtime.usage import (
         NullWhenSent as NullWhenSent,
@@ -2259,7 +2261,6 @@ _EXPORTS: dict[str, str] = {
     "AgentExecutionOutcome": "runtime.plan",
     "AgentExecutionOutcomeAwaitingPlanDecision": "runtime.plan",
     "AgentExecutionOutcomeCompleted": "runtime.plan",
-    "DurablePlan": "runtime.plan",
     "NonEmptyString": "runtime.plan",
     "OffsetDatetime": "runtime.plan",
     "PlanContinuation": "runtime.plan",
@@ -2273,6 +2274,7 @@ _EXPORTS: dict[str, str] = {
     "PlanProviderStateOpencode": "runtime.plan",
     "PlanSubmission": "runtime.plan",
     "TrimmedNonEmptyString": "runtime.plan",
+    "DurablePlan": "runtime.plan_record",
     "NullWhenSent": "runtime.usage",
     "TokenUsage": "runtime.usage",
     "TurnUsageAggregator": "runtime.usage",

@@ -225,7 +225,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "ContextTransferResult": "agent_interface.durable.context_transfer",
     "CreateAgentEnvironmentInput": "agent_interface.provider.turn",
     "CreateAgentExactProcessEnvironmentInput": "agent_interface.environment.exact_process",
-    "DurablePlan": "agent_interface.runtime.plan",
+    "DurablePlan": "agent_interface.runtime.plan_record",
     "EnvironmentLifecycle": "agent_interface.environment.descriptors",
     "ExecRequest": "agent_interface.environment.workspace",
     "ExecResult": "agent_interface.environment.workspace",

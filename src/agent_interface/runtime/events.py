@@ -49,7 +49,7 @@ from agent_interface.runtime.child_tasks import (
 )
 from agent_interface.runtime.interaction_requests import InteractionRequest
 from agent_interface.runtime.parts import Part
-from agent_interface.runtime.plan import DurablePlan
+from agent_interface.runtime.plan_record import DurablePlan
 
 __all__ = [
     "STREAM_EVENT_TYPES",

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
-from agent_interface.core.contract_limits import (
-    OffsetIsoDatetime,
-    PositiveSafeInt,
-    Utf16Length,
-    js_trim,
-)
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.runtime.plan_record import (  # public here too
+    DurablePlan,
+    NonEmptyString,
+    OffsetDatetime,
+    TrimmedNonEmptyString,
+)
 from agent_interface.runtime.usage import VersionOne
 
 __all__ = [
@@ -45,23 +44,6 @@ __all__ = [
 
 PlanProviderKind = Literal["claude-code", "codex", "opencode"]
 """Harnesses with an enforceable durable-plan continuation contract."""
-
-NonEmptyString = Annotated[str, Utf16Length(min=1)]
-"""zod ``z.string().min(1)``."""
-
-
-def _trim_non_empty(value: str) -> str:
-    trimmed = js_trim(value)
-    if not trimmed:
-        raise PydanticCustomError("string_too_short", "string must not be empty or blank")
-    return trimmed
-
-
-TrimmedNonEmptyString = Annotated[str, AfterValidator(_trim_non_empty)]
-"""zod ``z.string().trim().min(1)``: stored trimmed, blank refused."""
-
-OffsetDatetime = OffsetIsoDatetime
-
 
 class PlanProviderStateClaudeCode(WireModel):
     """Claude Code's state for resuming a plan: its native session id."""
@@ -91,16 +73,6 @@ PlanProviderState = Annotated[
     Field(discriminator="kind"),
 ]
 """Credential-free provider correlation committed with a plan (closed union)."""
-
-
-class DurablePlan(WireModel):
-    """A plan committed by the runtime before the planning turn may end."""
-
-    id: NonEmptyString
-    revision: PositiveSafeInt
-    title: TrimmedNonEmptyString | None = None
-    body: TrimmedNonEmptyString
-    submitted_at: OffsetDatetime
 
 
 class PlanSubmission(WireModel):
@@ -164,7 +136,6 @@ AgentExecutionOutcome = Annotated[
 register_wire_models(
     PlanProviderKind=PlanProviderKind,
     PlanProviderState=PlanProviderState,
-    DurablePlan=DurablePlan,
     PlanSubmission=PlanSubmission,
     PlanDecision=PlanDecision,
     PlanContinuation=PlanContinuation,
