@@ -36,7 +36,6 @@ from agent_interface.core.errors import (
     ContractIssue,
     printable,
 )
-from agent_interface.core.json_schema import export_json_schema
 from agent_interface.core.model import WireAdapter
 from agent_interface.core.registry import (
     schema_origin,
@@ -274,6 +273,9 @@ def cmd_schema_list(args: argparse.Namespace) -> int:
 
 def cmd_schema_export(args: argparse.Namespace) -> int:
     """``schema export DIR``: one JSON Schema file per registered schema."""
+    # Imported here: ``validate`` and ``digest`` should not pay for the exporter at start-up.
+    from agent_interface.core.json_schema import export_json_schema
+
     out = Path(args.directory)
     try:
         out.mkdir(parents=True, exist_ok=True)
