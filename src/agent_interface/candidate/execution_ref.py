@@ -17,10 +17,12 @@ from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.contract_limits import Utf16Length, js_trim
 from agent_interface.core.model import WireModel
 from agent_interface.core.registry import register_wire_models
+from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = ["AgentProfileImprovementExecutionRef"]
 
 
+@marker_transparent  # outer whitespace only (core.surrogate_text)
 def _trimmed(value: Any) -> Any:
     return js_trim(value) if isinstance(value, str) else value
 

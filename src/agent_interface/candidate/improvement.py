@@ -53,7 +53,6 @@ from agent_interface.core.errors import Refinement
 from agent_interface.core.model import WireList, WireModel
 from agent_interface.core.number_validation import numbers_approximately_equal
 from agent_interface.core.registry import register_wire_models
-from agent_interface.core.surrogate_text import marker_transparent
 
 __all__ = [
     "AgentProfileImprovementArm",
@@ -179,7 +178,6 @@ class AgentProfileImprovementSuiteInputs(WireModel):
         return self
 
 
-@marker_transparent  # outer whitespace only (core.surrogate_text)
 class AgentProfileImprovementEvidence(WireModel):
     """An access-controlled record emitted by the host's run (surrounding whitespace of
     ``kind`` and ``identity`` is trimmed, as the reference does)."""
