@@ -22,12 +22,13 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
-    MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
-)
-from agent_interface.core.canonical import (
+    MAX_FINITE_INTEGER,
     canonical_digest,
     exact_text,
     is_well_formed_unicode,
+)
+from agent_interface.core.canonical import (
+    MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
 )
 from agent_interface.core.errors import ContractError
 from agent_interface.core.fast_schema import (
@@ -275,18 +276,22 @@ def is_bounded_json_material(value: Any) -> bool:
     return _bounded_json_problem(value, container_cost=1) is None
 
 
-def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
+def _bounded_json_problem(
+    value: Any, container_cost: int = 2, counts: list[int] | None = None
+) -> str | None:
     try:
-        return _bounded_problem(value, container_cost)
+        return _bounded_problem(value, container_cost, counts)
     except Exception:  # an object whose own methods fail is not bounded JSON
         return "a value cannot be read as JSON"
 
 
-def _bounded_problem(value: Any, container_cost: int) -> str | None:
+def _bounded_problem(value: Any, container_cost: int, counts: list[int] | None = None) -> str | None:
     # The reference's value check counts an array or object twice (on entry and on
     # leaving it) against the node limit; its digest-material check counts it once.
+    # ``counts`` (when given) receives the node count and the number of containers.
     pending: list[tuple[Any, int]] = [(value, 0)]
     nodes = 0
+    walked = 0
     while pending:
         current, depth = pending.pop()
         nodes += 1
@@ -295,11 +300,14 @@ def _bounded_problem(value: Any, container_cost: int) -> str | None:
         if current is None or isinstance(current, bool):
             continue
         if isinstance(current, str):
-            if utf16_length(current) > CONTRACT_MAX_STRING_LENGTH:
+            # UTF-16 length <= 2 * len(): most strings skip the exact count.
+            if len(current) * 2 > CONTRACT_MAX_STRING_LENGTH and (
+                utf16_length(current) > CONTRACT_MAX_STRING_LENGTH
+            ):
                 return f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
             continue
         if isinstance(current, int):
-            if not is_finite_integer(current):
+            if not -MAX_FINITE_INTEGER <= current <= MAX_FINITE_INTEGER:  # is_finite_integer
                 return "a number is not finite"
             continue
         if isinstance(current, float):
@@ -309,6 +317,7 @@ def _bounded_problem(value: Any, container_cost: int) -> str | None:
         if depth >= CONTRACT_MAX_JSON_DEPTH:
             return f"nesting is deeper than {CONTRACT_MAX_JSON_DEPTH}"
         nodes += container_cost - 1
+        walked += 1
         if nodes > CONTRACT_MAX_JSON_NODES:
             return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
         if isinstance(current, (list, tuple)):
@@ -322,11 +331,15 @@ def _bounded_problem(value: Any, container_cost: int) -> str | None:
             for key, item in current.items():
                 if not isinstance(key, str):
                     return "an object key is not a string"
-                if utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH:
+                if len(key) * 2 > CONTRACT_MAX_IDENTIFIER_LENGTH and (
+                    utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH
+                ):
                     return f"an object key is longer than {CONTRACT_MAX_IDENTIFIER_LENGTH} code units"
                 pending.append((item, depth + 1))
             continue
         return f"{type(current).__name__} is not JSON"
+    if counts is not None:
+        counts += (nodes, walked)
     return None
 
 
@@ -339,6 +352,8 @@ _TOO_MANY_NODES: Final = f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
 _LONG_STRING: Final = f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
 _NOT_FINITE: Final = "a number is not finite"
 _INFINITIES: Final = (float("inf"), float("-inf"))
+_INT_ONLY: Final = {int}
+_STR_ONLY: Final = {str}
 
 
 def _string_within_bounds(value: str) -> str:
@@ -388,20 +403,30 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         nodes[0] += 1 + len(value)
         if nodes[0] > CONTRACT_MAX_JSON_NODES:
             raise _OutOfBounds(_TOO_MANY_NODES)
-        items: list[Any] = []
-        for item in value:
+        # Scalar members are checked inline (a call per member was most of the walk) and
+        # kept as they are; only containers (and other types) are replaced.
+        items = list(value)
+        kinds = set(map(type, items))
+        if kinds == _INT_ONLY:  # an array of integers: checked without a Python loop
+            if items and not (-MAX_FINITE_INTEGER <= min(items) and max(items) <= MAX_FINITE_INTEGER):
+                raise _OutOfBounds(_NOT_FINITE)
+            return tuple(items)
+        if kinds == _STR_ONLY:
+            if max(map(len, items)) * 2 > CONTRACT_MAX_STRING_LENGTH:
+                for item in items:
+                    _string_within_bounds(item)
+            return tuple(items)
+        for index, item in enumerate(items):
             member = type(item)
-            if member is str:
-                # Inline (a call per string is most of the walk): UTF-16 length <= 2 * len().
+            if member is int:
+                if not -MAX_FINITE_INTEGER <= item <= MAX_FINITE_INTEGER:  # _finite_integer
+                    raise _OutOfBounds(_NOT_FINITE)
+            elif member is str:
+                # UTF-16 length <= 2 * len().
                 if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
                     _string_within_bounds(item)
-                items.append(item)
-            elif member is bool or item is None:
-                items.append(item)
-            elif member is int:
-                items.append(_finite_integer(item))
-            else:
-                items.append(_frozen_within_bounds(item, depth + 1, nodes))
+            elif member is not bool and item is not None:
+                items[index] = _frozen_within_bounds(item, depth + 1, nodes)
         return tuple(items)
     if isinstance(value, dict):
         if len(value) > CONTRACT_MAX_MAP_ENTRIES:
@@ -512,9 +537,13 @@ BoundedJsonRecord = Annotated[
 """A bounded JSON object (``boundedJsonRecordSchema``), deep-frozen."""
 
 
-def wire_digest(value: Any) -> str:
-    """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input."""
-    problem = _bounded_json_problem(value, container_cost=1)
+def wire_digest(value: Any, counts: list[int] | None = None) -> str:
+    """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input.
+
+    ``counts``, when given, receives the node count of ``value`` (each array and object
+    counted once) and its number of arrays and objects: their sum is the count of
+    :func:`is_bounded_json_value`, which counts each container twice."""
+    problem = _bounded_json_problem(value, 1, counts)
     if problem is not None:
         raise ContractError.single("", "bounded_json", f"operation material exceeds the contract bounds: {problem}")
     size = len(json.dumps(thaw(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
