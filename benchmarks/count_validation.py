@@ -15,6 +15,7 @@ Run: ``.venv/bin/python benchmarks/count_validation.py KEY [KEY ...] [--count 10
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import re
@@ -42,10 +43,8 @@ def _child(key: str, count: int) -> None:
     schema, texts = _texts(key)
     parse = wire_schema(schema).parse
     for text in texts + texts:
-        try:
+        with contextlib.suppress(ValueError):
             parse(text)
-        except ValueError:
-            pass
     batch = [texts[index % len(texts)] for index in range(count)]
 
     def step(accepted: int, text: bytes) -> int:

@@ -408,7 +408,7 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         items = list(value)
         kinds = set(map(type, items))
         if kinds == _INT_ONLY:  # an array of integers: checked without a Python loop
-            if items and not (-MAX_FINITE_INTEGER <= min(items) and max(items) <= MAX_FINITE_INTEGER):
+            if not (min(items) >= -MAX_FINITE_INTEGER and max(items) <= MAX_FINITE_INTEGER):
                 raise _OutOfBounds(_NOT_FINITE)
             return tuple(items)
         if kinds == _STR_ONLY:
