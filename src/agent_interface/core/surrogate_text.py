@@ -90,6 +90,9 @@ LONE_ESCAPE_TEXT: Final = re.compile(_LONE_ESCAPE_SOURCE)
 """:data:`LONE_ESCAPE_BYTES` for a ``str`` JSON text."""
 
 
+_STAND_IN_ESCAPES: Final = tuple(b"\\u%04X" % (unit + _SHIFT) for unit in range(0xD800, 0xE000))
+
+
 def mark_lone_surrogates(data: bytes | bytearray | str) -> bytes | None:
     """``data`` with every lone-surrogate escape replaced by its stand-in's escape, or None
     when the text has none, already holds a stand-in, or has one in an object key."""
@@ -99,20 +102,22 @@ def mark_lone_surrogates(data: bytes | bytearray | str) -> bytes | None:
         except UnicodeEncodeError:
             return None
     else:
-        raw = bytes(data)
+        raw = data if type(data) is bytes else bytes(data)
     pieces: list[bytes] = []
     start = 0
-    for found in _ESCAPES.finditer(raw):
+    search = _ESCAPES.search
+    found = search(raw)
+    while found is not None:  # (a ``search`` loop costs less than ``finditer`` here)
         group = found.lastindex
-        if group is None:
-            continue  # an escaped backslash or a pair
-        if group == 2:
-            return None  # a stand-in already in the text
-        at = found.start()
-        if _in_key(raw, at + 6) is not False:
-            return None  # in an object key, or not JSON
-        pieces += (raw[start:at], b"\\u%04X" % (int(found.group(1), 16) + _SHIFT))
-        start = at + 6
+        if group is not None:
+            if group == 2:
+                return None  # a stand-in already in the text
+            at = found.start()
+            if _in_key(raw, at + 6) is not False:
+                return None  # in an object key, or not JSON
+            pieces += (raw[start:at], _STAND_IN_ESCAPES[int(found.group(1), 16) - 0xD800])
+            start = at + 6
+        found = search(raw, found.end())
     if not pieces or (not raw.isascii() and _RAW_STAND_IN.search(raw)):
         return None
     pieces.append(raw[start:])
