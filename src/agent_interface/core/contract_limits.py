@@ -22,13 +22,12 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from agent_interface.core.canonical import (
-    MAX_FINITE_INTEGER,
+    MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
+)
+from agent_interface.core.canonical import (
     canonical_digest,
     exact_text,
     is_well_formed_unicode,
-)
-from agent_interface.core.canonical import (
-    MAX_SAFE_INTEGER as MAX_SAFE_INTEGER,
 )
 from agent_interface.core.errors import ContractError
 from agent_interface.core.fast_schema import (
@@ -276,9 +275,7 @@ def is_bounded_json_material(value: Any) -> bool:
     return _bounded_json_problem(value, container_cost=1) is None
 
 
-def _bounded_json_problem(
-    value: Any, container_cost: int = 2, counts: list[int] | None = None
-) -> str | None:
+def _bounded_json_problem(value: Any, container_cost: int = 2, counts: Any = None) -> str | None:
     try:
         return _bounded_problem(value, container_cost, counts)
     except Exception:  # an object whose own methods fail is not bounded JSON
@@ -288,10 +285,8 @@ def _bounded_json_problem(
 def _bounded_problem(value: Any, container_cost: int, counts: list[int] | None = None) -> str | None:
     # The reference's value check counts an array or object twice (on entry and on
     # leaving it) against the node limit; its digest-material check counts it once.
-    # ``counts`` (when given) receives the node count and the number of containers.
     pending: list[tuple[Any, int]] = [(value, 0)]
-    nodes = 0
-    walked = 0
+    nodes = walked = 0  # walked: arrays and objects
     while pending:
         current, depth = pending.pop()
         nodes += 1
@@ -300,14 +295,11 @@ def _bounded_problem(value: Any, container_cost: int, counts: list[int] | None =
         if current is None or isinstance(current, bool):
             continue
         if isinstance(current, str):
-            # UTF-16 length <= 2 * len(): most strings skip the exact count.
-            if len(current) * 2 > CONTRACT_MAX_STRING_LENGTH and (
-                utf16_length(current) > CONTRACT_MAX_STRING_LENGTH
-            ):
+            if utf16_length(current) > CONTRACT_MAX_STRING_LENGTH:
                 return f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
             continue
         if isinstance(current, int):
-            if not -MAX_FINITE_INTEGER <= current <= MAX_FINITE_INTEGER:  # is_finite_integer
+            if not is_finite_integer(current):
                 return "a number is not finite"
             continue
         if isinstance(current, float):
@@ -331,14 +323,12 @@ def _bounded_problem(value: Any, container_cost: int, counts: list[int] | None =
             for key, item in current.items():
                 if not isinstance(key, str):
                     return "an object key is not a string"
-                if len(key) * 2 > CONTRACT_MAX_IDENTIFIER_LENGTH and (
-                    utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH
-                ):
+                if utf16_length(key) > CONTRACT_MAX_IDENTIFIER_LENGTH:
                     return f"an object key is longer than {CONTRACT_MAX_IDENTIFIER_LENGTH} code units"
                 pending.append((item, depth + 1))
             continue
         return f"{type(current).__name__} is not JSON"
-    if counts is not None:
+    if counts is not None:  # the node count and the number of arrays and objects
         counts += (nodes, walked)
     return None
 
@@ -352,8 +342,6 @@ _TOO_MANY_NODES: Final = f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
 _LONG_STRING: Final = f"a string is longer than {CONTRACT_MAX_STRING_LENGTH} code units"
 _NOT_FINITE: Final = "a number is not finite"
 _INFINITIES: Final = (float("inf"), float("-inf"))
-_INT_ONLY: Final = {int}
-_STR_ONLY: Final = {str}
 
 
 def _string_within_bounds(value: str) -> str:
@@ -403,26 +391,16 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         nodes[0] += 1 + len(value)
         if nodes[0] > CONTRACT_MAX_JSON_NODES:
             raise _OutOfBounds(_TOO_MANY_NODES)
-        # Scalar members are checked inline (a call per member was most of the walk) and
-        # kept as they are; only containers (and other types) are replaced.
-        items = list(value)
-        kinds = set(map(type, items))
-        if kinds == _INT_ONLY:  # an array of integers: checked without a Python loop
-            if not (min(items) >= -MAX_FINITE_INTEGER and max(items) <= MAX_FINITE_INTEGER):
+        items = list(value)  # scalars are checked inline (not a call per member) and kept
+        if set(map(type, items)) == {int}:  # integers only: no Python loop
+            if not (is_finite_integer(min(items)) and is_finite_integer(max(items))):
                 raise _OutOfBounds(_NOT_FINITE)
-            return tuple(items)
-        if kinds == _STR_ONLY:
-            if max(map(len, items)) * 2 > CONTRACT_MAX_STRING_LENGTH:
-                for item in items:
-                    _string_within_bounds(item)
             return tuple(items)
         for index, item in enumerate(items):
             member = type(item)
             if member is int:
-                if not -MAX_FINITE_INTEGER <= item <= MAX_FINITE_INTEGER:  # _finite_integer
-                    raise _OutOfBounds(_NOT_FINITE)
-            elif member is str:
-                # UTF-16 length <= 2 * len().
+                _finite_integer(item)
+            elif member is str:  # UTF-16 length <= 2 * len()
                 if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
                     _string_within_bounds(item)
             elif member is not bool and item is not None:
@@ -539,10 +517,7 @@ BoundedJsonRecord = Annotated[
 
 def wire_digest(value: Any, counts: list[int] | None = None) -> str:
     """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input.
-
-    ``counts``, when given, receives the node count of ``value`` (each array and object
-    counted once) and its number of arrays and objects: their sum is the count of
-    :func:`is_bounded_json_value`, which counts each container twice."""
+    ``counts`` (if given) receives its node count and its number of arrays and objects."""
     problem = _bounded_json_problem(value, 1, counts)
     if problem is not None:
         raise ContractError.single("", "bounded_json", f"operation material exceeds the contract bounds: {problem}")

@@ -186,10 +186,11 @@ def material_of(
         # add no validator of their own), so parsing its wire form again (and every
         # digest nested in it) would give back the same values.
         names = material.model_fields.keys()
-        return material.model_construct(
+        built: M = material.model_construct(  # type: ignore[assignment]
             _fields_set=value.model_fields_set & names,
             **{name: value.__dict__[name] for name in names},
         )
+        return built
     if isinstance(value, WireModel):
         wire = {key: item for key, item in value.to_wire().items() if key not in set(drop)}
         return material.parse_wire(wire)
