@@ -20,6 +20,7 @@ from agent_interface.core.model import _WIRE_CONTEXT, WireAdapter
 from agent_interface.core.registry import wire_schema, wire_schema_names
 from agent_interface.core.surrogate_text import (
     _ascii_or_digits,
+    _in_key,
     mark_lone_surrogates,
     why_not_marked,
 )
@@ -71,6 +72,56 @@ def test_texts_the_route_declines(text: bytes) -> None:
 
 def test_a_raw_surrogate_in_a_python_string_is_declined() -> None:
     assert mark_lone_surrogates('"a\ud800"') is None
+
+
+def _hex4(digits: bytes) -> int | None:
+    if len(digits) != 4 or not all(chr(d) in "0123456789abcdefABCDEF" for d in digits):
+        return None
+    return int(digits, 16)
+
+
+def _reference_mark(raw: bytes) -> bytes | None:
+    """The rewrite's rule read plainly, one escape at a time from the left."""
+    out, at, marked = bytearray(), 0, False
+    while at < len(raw):
+        if raw[at] != 0x5C:
+            out.append(raw[at])
+            at += 1
+            continue
+        unit = _hex4(raw[at + 2 : at + 6]) if raw[at + 1 : at + 2] == b"u" else None
+        if unit is None:  # any other escape, an escaped backslash included
+            out += raw[at : at + 2]
+            at += 2
+            continue
+        low = _hex4(raw[at + 8 : at + 12]) if raw[at + 6 : at + 8] == b"\\u" else None
+        if 0xE000 <= unit <= 0xE7FF:
+            return None
+        if 0xD800 <= unit <= 0xDBFF and low is not None and 0xDC00 <= low <= 0xDFFF:
+            out += raw[at : at + 12]
+            at += 12
+            continue
+        if 0xD800 <= unit <= 0xDFFF:
+            if _in_key(raw, at + 6) is not False:
+                return None
+            out += b"\\u%04X" % (unit + 0x800)
+            marked = True
+        else:
+            out += raw[at : at + 6]
+        at += 6
+    if not marked or b"\xee\x80" in raw or any(b"\xee" + bytes([b]) in raw for b in range(0x81, 0xA0)):
+        return None
+    return bytes(out)
+
+
+def test_the_rewrite_follows_its_rule_on_random_texts() -> None:
+    pieces = [b"\\", b"\\\\", b"\\u", b"D800", b"d83d", b"DC00", b"dfff", b"DBFF", b"E000",
+              b"e7ff", b"E800", b'"', b":", b" ", b"x", b"0041", b"\\n", b"{", b"}", b",",
+              "\ue000".encode(), "é".encode(), b"D8", rb"\uD800\uDC00"]
+    rng = random.Random(27)
+    for _ in range(20_000):
+        body = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        for text in (body, b'{"a":"' + body + b'"}', b'{"' + body + b'":1}'):
+            assert mark_lone_surrogates(text) == _reference_mark(text), text
 
 
 @pytest.mark.parametrize(

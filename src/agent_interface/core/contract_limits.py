@@ -275,18 +275,18 @@ def is_bounded_json_material(value: Any) -> bool:
     return _bounded_json_problem(value, container_cost=1) is None
 
 
-def _bounded_json_problem(value: Any, container_cost: int = 2) -> str | None:
+def _bounded_json_problem(value: Any, container_cost: int = 2, counts: Any = None) -> str | None:
     try:
-        return _bounded_problem(value, container_cost)
+        return _bounded_problem(value, container_cost, counts)
     except Exception:  # an object whose own methods fail is not bounded JSON
         return "a value cannot be read as JSON"
 
 
-def _bounded_problem(value: Any, container_cost: int) -> str | None:
+def _bounded_problem(value: Any, container_cost: int, counts: list[int] | None = None) -> str | None:
     # The reference's value check counts an array or object twice (on entry and on
     # leaving it) against the node limit; its digest-material check counts it once.
     pending: list[tuple[Any, int]] = [(value, 0)]
-    nodes = 0
+    nodes = walked = 0  # walked: arrays and objects
     while pending:
         current, depth = pending.pop()
         nodes += 1
@@ -309,6 +309,7 @@ def _bounded_problem(value: Any, container_cost: int) -> str | None:
         if depth >= CONTRACT_MAX_JSON_DEPTH:
             return f"nesting is deeper than {CONTRACT_MAX_JSON_DEPTH}"
         nodes += container_cost - 1
+        walked += 1
         if nodes > CONTRACT_MAX_JSON_NODES:
             return f"more than {CONTRACT_MAX_JSON_NODES} JSON nodes"
         if isinstance(current, (list, tuple)):
@@ -327,6 +328,8 @@ def _bounded_problem(value: Any, container_cost: int) -> str | None:
                 pending.append((item, depth + 1))
             continue
         return f"{type(current).__name__} is not JSON"
+    if counts is not None:  # the node count and the number of arrays and objects
+        counts += (nodes, walked)
     return None
 
 
@@ -388,20 +391,20 @@ def _frozen_within_bounds(value: Any, depth: int, nodes: list[int]) -> Any:
         nodes[0] += 1 + len(value)
         if nodes[0] > CONTRACT_MAX_JSON_NODES:
             raise _OutOfBounds(_TOO_MANY_NODES)
-        items: list[Any] = []
-        for item in value:
+        items = list(value)  # scalars are checked inline (not a call per member) and kept
+        if set(map(type, items)) == {int}:  # integers only: no Python loop
+            if not (is_finite_integer(min(items)) and is_finite_integer(max(items))):
+                raise _OutOfBounds(_NOT_FINITE)
+            return tuple(items)
+        for index, item in enumerate(items):
             member = type(item)
-            if member is str:
-                # Inline (a call per string is most of the walk): UTF-16 length <= 2 * len().
+            if member is int:
+                _finite_integer(item)
+            elif member is str:  # UTF-16 length <= 2 * len()
                 if len(item) * 2 > CONTRACT_MAX_STRING_LENGTH:
                     _string_within_bounds(item)
-                items.append(item)
-            elif member is bool or item is None:
-                items.append(item)
-            elif member is int:
-                items.append(_finite_integer(item))
-            else:
-                items.append(_frozen_within_bounds(item, depth + 1, nodes))
+            elif member is not bool and item is not None:
+                items[index] = _frozen_within_bounds(item, depth + 1, nodes)
         return tuple(items)
     if isinstance(value, dict):
         if len(value) > CONTRACT_MAX_MAP_ENTRIES:
@@ -512,9 +515,10 @@ BoundedJsonRecord = Annotated[
 """A bounded JSON object (``boundedJsonRecordSchema``), deep-frozen."""
 
 
-def wire_digest(value: Any) -> str:
-    """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input."""
-    problem = _bounded_json_problem(value, container_cost=1)
+def wire_digest(value: Any, counts: list[int] | None = None) -> str:
+    """``wireDigest``: canonical digest of bounded JSON material, refusing oversize input.
+    ``counts`` (if given) receives its node count and its number of arrays and objects."""
+    problem = _bounded_json_problem(value, 1, counts)
     if problem is not None:
         raise ContractError.single("", "bounded_json", f"operation material exceeds the contract bounds: {problem}")
     size = len(json.dumps(thaw(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))

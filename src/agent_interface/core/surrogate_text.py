@@ -46,7 +46,6 @@ _SHIFT: Final = 0xE000 - 0xD800
 STAND_INS: Final = "\ue000-\ue7ff"
 """The stand-in range as the body of a regular-expression character class."""
 
-_HEX: Final = frozenset(b"0123456789abcdefABCDEF")
 _RAW_STAND_IN: Final = re.compile(rb"\xee[\x80-\x9f]")
 _COLON_NEXT: Final = re.compile(rb"[ \t\n\r]*:")
 
@@ -69,12 +68,29 @@ def _in_key(raw: bytes, position: int) -> bool | None:
     return _COLON_NEXT.match(raw, quote + 1) is not None
 
 
-def _unit(raw: bytes, at: int) -> int | None:
-    """The code unit of the ``\\uXXXX`` escape at ``at``, or None if there is none."""
-    digits = raw[at + 2 : at + 6]
-    if len(digits) != 4 or not _HEX.issuperset(digits) or _escaped(raw, at):
-        return None
-    return int(digits, 16)
+# The escapes that matter, left to right: an escaped backslash (consumed, so that what
+# follows it is not read as an escape), a surrogate pair (left alone), a lone surrogate
+# (group 1) and the escape of a stand-in (group 2). Any other escape never matches.
+_ESCAPES: Final = re.compile(
+    rb"\\(?:\\"
+    rb"|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|u([dD][89a-fA-F][0-9a-fA-F]{2})"
+    rb"|u([eE][0-7][0-9a-fA-F]{2}))"
+)
+
+
+_LONE_ESCAPE_SOURCE: Final = (
+    r"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD])[c-fC-F][0-9a-fA-F]{2})"
+)
+LONE_ESCAPE_BYTES: Final = re.compile(_LONE_ESCAPE_SOURCE.encode())
+"""Finds what looks like a lone-surrogate escape in JSON bytes, ignoring whether its
+backslash is itself escaped: a hint only (:func:`mark_lone_surrogates` decides)."""
+LONE_ESCAPE_TEXT: Final = re.compile(_LONE_ESCAPE_SOURCE)
+""":data:`LONE_ESCAPE_BYTES` for a ``str`` JSON text."""
+
+
+_STAND_IN_ESCAPES: Final = tuple(b"\\u%04X" % (unit + _SHIFT) for unit in range(0xD800, 0xE000))
 
 
 def mark_lone_surrogates(data: bytes | bytearray | str) -> bytes | None:
@@ -86,28 +102,22 @@ def mark_lone_surrogates(data: bytes | bytearray | str) -> bytes | None:
         except UnicodeEncodeError:
             return None
     else:
-        raw = bytes(data)
+        raw = data if type(data) is bytes else bytes(data)
     pieces: list[bytes] = []
     start = 0
-    at = raw.find(b"\\u")
-    pending_low = -1  # the position of a low surrogate already paired with a high one
-    while at != -1:
-        unit = _unit(raw, at)
-        if unit is not None and at != pending_low:
-            if 0xE000 <= unit <= 0xE7FF:
+    search = _ESCAPES.search
+    found = search(raw)
+    while found is not None:  # (a ``search`` loop costs less than ``finditer`` here)
+        group = found.lastindex
+        if group is not None:
+            if group == 2:
                 return None  # a stand-in already in the text
-            if 0xD800 <= unit <= 0xDFFF:
-                if unit <= 0xDBFF:
-                    low = _unit(raw, at + 6) if raw[at + 6 : at + 8] == b"\\u" else None
-                    if low is not None and 0xDC00 <= low <= 0xDFFF:
-                        pending_low = at + 6
-                        at = raw.find(b"\\u", at + 6)
-                        continue  # a pair
-                if _in_key(raw, at + 6) is not False:
-                    return None  # in an object key, or not JSON
-                pieces += (raw[start:at], b"\\u%04X" % (unit + _SHIFT))
-                start = at + 6
-        at = raw.find(b"\\u", at + 2)
+            at = found.start()
+            if _in_key(raw, at + 6) is not False:
+                return None  # in an object key, or not JSON
+            pieces += (raw[start:at], _STAND_IN_ESCAPES[int(found.group(1), 16) - 0xD800])
+            start = at + 6
+        found = search(raw, found.end())
     if not pieces or (not raw.isascii() and _RAW_STAND_IN.search(raw)):
         return None
     pieces.append(raw[start:])

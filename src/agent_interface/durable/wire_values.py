@@ -10,6 +10,7 @@ they embed). :mod:`agent_interface.durable.portable_context` exports them too.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
@@ -22,7 +23,6 @@ from agent_interface.core.contract_limits import (
     BoundedIdentifier,
     IsoDatetime,
     Utf16Length,
-    is_bounded_json_value,
     wire_digest,
 )
 from agent_interface.core.errors import ContractError
@@ -46,9 +46,12 @@ IdentifierList = Annotated[WireList[BoundedIdentifier], Field(max_length=CONTRAC
 def portable_wire_digest(value: Any) -> str:
     """``wireDigest`` of the portable-context modules: the digest-material bounds, the byte
     bound, and then the bounds of ``isBoundedJsonValue`` on the normalized material."""
-    digest = wire_digest(value)
-    # ``wire_digest`` passed every other bound; only the double node count can fail here.
-    if not is_bounded_json_value(plain_wire(value)):
+    counts: list[int] = []
+    digest = wire_digest(value, counts)
+    # ``wire_digest`` passed every other bound; only the double node count can fail here
+    # (``is_bounded_json_value`` on the same walk, counting each container twice).
+    nodes, containers = counts
+    if nodes + containers > CONTRACT_MAX_JSON_NODES:
         raise ContractError.single(
             "", "bounded_json",
             f"value exceeds the contract bounds: more than {CONTRACT_MAX_JSON_NODES} JSON nodes",
@@ -117,11 +120,38 @@ def parse_or_none(tp: Any, value: Any) -> Any:
         return None
 
 
+@cache
+def _extends_by(model: type[WireModel], material: type[WireModel], drop: frozenset[str]) -> bool:
+    """Whether ``model`` is ``material`` plus fields whose wire names are in ``drop``,
+    with the same annotations, and ``material`` has no model validator of its own."""
+    fields, base = model.model_fields, material.model_fields
+    if material.__pydantic_decorators__.model_validators:
+        return False
+    for name, field in fields.items():
+        if name not in base:
+            if (field.alias or name) not in drop:
+                return False
+        elif field.annotation is not base[name].annotation or field.metadata != base[name].metadata:
+            return False
+    return base.keys() <= fields.keys()
+
+
 def material_of(
     value: Mapping[str, Any] | WireModel, material: type[M], drop: Iterable[str]
 ) -> M:
     """Parse the digest material of ``value``: a material mapping, or a full model whose
     own digest fields (``drop``) are left out. A refused material raises ``ContractError``."""
+    if isinstance(value, material) and _extends_by(type(value), material, frozenset(drop)):
+        # A validated model that only adds the dropped fields to ``material``: its other
+        # fields passed the material's own field schemas already (the material classes
+        # add no validator of their own), so parsing its wire form again (and every
+        # digest nested in it) would give back the same values.
+        names = material.model_fields.keys()
+        built: M = material.model_construct(  # type: ignore[assignment]
+            _fields_set=value.model_fields_set & names,
+            **{name: value.__dict__[name] for name in names},
+        )
+        return built
     if isinstance(value, WireModel):
         wire = {key: item for key, item in value.to_wire().items() if key not in set(drop)}
         return material.parse_wire(wire)

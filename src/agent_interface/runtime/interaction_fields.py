@@ -34,6 +34,7 @@ from agent_interface.core.contract_limits import (
 from agent_interface.core.errors import (
     Refinement,
 )
+from agent_interface.core.fast_schema import Derivation, core_equivalent
 from agent_interface.core.model import (
     FrozenDict,
     WireList,
@@ -323,6 +324,23 @@ def _refuse_reserved_keys(value: Any) -> Any:
         if len(value) > CONTRACT_MAX_MAP_ENTRIES:
             raise PydanticCustomError("too_many_fields", "interaction data has too many fields")
     return value
+
+
+@core_equivalent(_refuse_reserved_keys)
+def _reserved_keys_in_core(
+    _owner: Any, node: dict[str, Any], _derivation: Derivation
+) -> dict[str, Any] | None:
+    # Each key is an ``InteractionFieldName``, whose own check refuses a reserved name, so
+    # the size bound alone is left: a core ``max_length``. (A ``before`` function would
+    # also make pydantic-core turn the JSON object into Python objects first.)
+    inner = node["schema"]
+    if inner.get("type") != "dict":
+        return None
+    bound = inner.get("max_length")
+    return {
+        **inner,
+        "max_length": CONTRACT_MAX_MAP_ENTRIES if bound is None else min(bound, CONTRACT_MAX_MAP_ENTRIES),
+    }
 
 
 InteractionData = Annotated[
