@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agent_interface.core import errors
-from agent_interface.core.error_paths import document_path
+from agent_interface.core.error_paths import _plain_path, document_path
 from agent_interface.core.errors import ContractError
 from agent_interface.core.registry import wire_schema
 from tests.hardening.support import first_accepted, text, watchdog
@@ -158,3 +158,22 @@ def test_linear_mapping_gives_the_pointers_of_the_scoring_rule() -> None:
             names_absent_key=errors._names_absent_key,
         )
         assert found == expected, (parts, document, absent_ok, missing)
+
+
+def test_a_location_that_is_a_plain_path_is_taken_as_it_is() -> None:
+    document = {"parts": [{"type": "note", "text": 1}]}
+    parts: list[str | int] = ["parts", 0, "text"]
+    assert _plain_path(parts, document)
+    assert document_path(parts, document, absent_ok=False, missing=False,
+                         names_absent_key=lambda node, key: False) == parts
+    assert _exhaustive(parts, document, False, False) == parts
+
+
+def test_a_part_that_is_also_a_tag_value_is_left_to_the_scoring_rule() -> None:
+    # "text" is a key and the tag value of its object: the location may read it as either.
+    document = {"parts": [{"type": "text", "text": {"text": 1}}]}
+    parts: list[str | int] = ["parts", 0, "text", "text"]
+    assert not _plain_path(parts, document)
+    expected = _exhaustive(parts, document, True, True)
+    assert document_path(parts, document, absent_ok=True, missing=True,
+                         names_absent_key=lambda node, key: True) == expected

@@ -16,6 +16,10 @@ nodes whose path is a subsequence of the location, each once, and breaks ties be
 equal scores by comparing their latest alignments, which is exactly the order the
 "skip first" rule produces. Work is bounded: past :data:`PATH_WORK_LIMIT` steps a greedy
 reading (take a part whenever it is a child) is used instead.
+
+The common case needs no search: when every part is a key of the node before it and none
+is also a string value of its object, that reading has the highest possible score and is
+taken directly.
 """
 
 from __future__ import annotations
@@ -71,10 +75,38 @@ def document_path(
     parts = list(parts)
     if not parts:
         return []
+    if _plain_path(parts, document):
+        return parts
     try:
         return _best_reading(parts, document, absent_ok, missing, names_absent_key)
     except _OverBudget:
         return _greedy_reading(parts, document)
+
+
+_PLAIN_NODE_LIMIT: Final = 64
+"""Objects larger than this leave the tag-value question to the full reading, which asks it
+once per object however many issues it maps."""
+
+
+def _plain_path(parts: list[str | int], document: object) -> bool:
+    """Whether every part is a key of the node before it and none is also a string value
+    of its object: that reading scores 2 per part, more than any other can, so it wins."""
+    node = document
+    for part in parts:
+        if type(node) is dict:
+            if type(part) is not str or part not in node or len(node) > _PLAIN_NODE_LIMIT:
+                return False
+            child = node[part]
+            if any(value == part for value in node.values() if isinstance(value, str)):
+                return False
+            node = child
+        elif type(node) is list or type(node) is tuple:
+            if type(part) is not int or not 0 <= part < len(node):
+                return False
+            node = node[part]
+        else:
+            return False
+    return True
 
 
 def _occurrences(parts: list[str | int]) -> tuple[dict[str, list[int]], dict[int, list[int]]]:
