@@ -89,6 +89,7 @@ from agent_interface.environment.exact_process import (
     AgentExactProcessLaunch,
     AgentExactProcessReadFileRequest,
     AgentExactProcessStatus,
+    AgentExactProcessTermination,
     AgentExactProcessWriteFileRequest,
     CreateAgentExactProcessEnvironmentInput,
     check_exact_process_egress_supported,
@@ -150,7 +151,7 @@ class LocalExactProcess:
     async def status(self) -> AgentExactProcessStatus:
         return await asyncio.to_thread(self._supervised.status)
 
-    async def wait(self) -> Any:
+    async def wait(self) -> AgentExactProcessTermination:
         """The terminal reason (an ``AgentExactProcessTermination``), once it ended."""
         return await self._supervised.wait()
 

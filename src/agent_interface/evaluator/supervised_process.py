@@ -141,12 +141,15 @@ class SupervisedProcess:
             }
         )
 
-    async def wait(self) -> Any:
+    async def wait(self) -> AgentExactProcessTermination:
         delay = 0.001
         while True:
             record = self._settle_lost()
             if record is not None:
-                return _TERMINATION.parse_value(record["termination"])
+                termination: AgentExactProcessTermination = _TERMINATION.parse_value(
+                    record["termination"]
+                )
+                return termination
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.05)
 

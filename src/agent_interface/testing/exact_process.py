@@ -197,10 +197,11 @@ class InMemoryExactProcess:
     async def status(self) -> AgentExactProcessStatus:
         return _status(self._process)
 
-    async def wait(self) -> Any:
+    async def wait(self) -> AgentExactProcessTermination:
         while (termination := self._process.termination(_now())) is None:
             await asyncio.sleep(0.002)
-        return _TERMINATION.parse_value(termination)
+        parsed: AgentExactProcessTermination = _TERMINATION.parse_value(termination)
+        return parsed
 
     async def kill(self) -> None:
         process = self._process
