@@ -141,7 +141,8 @@ def material_of(
 ) -> M:
     """Parse the digest material of ``value``: a material mapping, or a full model whose
     own digest fields (``drop``) are left out. A refused material raises ``ContractError``."""
-    if isinstance(value, material) and _extends_by(type(value), material, frozenset(drop)):
+    dropped = frozenset(drop)
+    if isinstance(value, material) and _extends_by(type(value), material, dropped):
         # A validated model that only adds the dropped fields to ``material``: its other
         # fields passed the material's own field schemas already (the material classes
         # add no validator of their own), so parsing its wire form again (and every
@@ -153,8 +154,6 @@ def material_of(
         )
         return built
     if isinstance(value, WireModel):
-        wire = {key: item for key, item in value.to_wire().items() if key not in set(drop)}
+        wire = {key: item for key, item in value.to_wire().items() if key not in dropped}
         return material.parse_wire(wire)
-    if isinstance(value, material):
-        return value
     return material.parse_wire(plain_wire(value))
