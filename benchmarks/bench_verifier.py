@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_interface.evaluator.verify import verify_candidate_bundle  # noqa: E402
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "candidate"
 
@@ -107,8 +107,8 @@ def _hostile_cases() -> list[tuple[str, Callable[[], object]]]:
     from tests.evaluator.git_fixtures import patched_repository
     from tests.evaluator.hostile_fixtures import literal_hunk, new_binary_file_patch, zero_bomb
 
-    from agent_interface.evaluator.git_limits import GitLimits
-    from agent_interface.evaluator.git_tree import materialize_git_patch
+    from agent_interface.evaluator.git.limits import GitLimits
+    from agent_interface.evaluator.git.tree import materialize_git_patch
 
     gib = 1 << 30
     keep = tempfile.TemporaryDirectory()

@@ -23,14 +23,14 @@ SUBMODULES_ONLY = {"core.registry"}
 # The candidate verifier lives in the evaluator family (it reads repositories, runs git and
 # fetches artifacts); its public names stay in the root, where they were before it moved.
 VERIFIER_MODULES = (
-    "evaluator.address_policy",
-    "evaluator.git_errors",
-    "evaluator.git_export",
-    "evaluator.git_limits",
-    "evaluator.git_tree",
-    "evaluator.http_resolver",
-    "evaluator.resolver",
-    "evaluator.verify",
+    "evaluator.verify.address_policy",
+    "evaluator.git.errors",
+    "evaluator.git.export",
+    "evaluator.git.limits",
+    "evaluator.git.tree",
+    "evaluator.verify.http_resolver",
+    "evaluator.verify.resolver",
+    "evaluator.verify.integrity",
 )
 
 HEADER = '''"""Python implementation of the ``@tangle-network/agent-interface`` contract.

@@ -79,9 +79,9 @@ def test_every_public_module_is_in_the_api_reference() -> None:
     expected = set()
     for family in families:
         package = importlib.import_module(f"agent_interface.{family}")
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                expected.add(f"agent_interface.{family}.{info.name}")
+        for info in pkgutil.walk_packages(package.__path__, f"agent_interface.{family}."):
+            if not any(part.startswith("_") for part in info.name.split(".")):
+                expected.add(info.name)
     assert sorted(expected - documented) == []
     assert sorted(documented - expected) == []
 

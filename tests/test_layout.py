@@ -128,6 +128,63 @@ def import_cycles(src: Path) -> list[list[str]]:
     return cycles
 
 
+# The evaluator's sub-families, in the order of its flow: a module imports its own
+# sub-family and those before it (the family's own ``__init__`` only names them lazily).
+EVALUATOR_ORDER = (
+    "git", "verify", "images", "egress", "process", "container", "run", "experiment",
+)
+
+
+def evaluator_order_violations(src: Path) -> list[str]:
+    """Imports against :data:`EVALUATOR_ORDER`, as ``file:line imports module``."""
+    modules = _modules(src)
+
+    def sub(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "evaluator" else None
+
+    against = []
+    for module in modules:
+        own = sub(module)
+        if own is None:
+            continue
+        if module.count(".") == 2 and modules[module].name != "__init__.py":
+            against.append(f"{modules[module].relative_to(src)}: a loose evaluator module")
+            continue
+        if own not in EVALUATOR_ORDER:
+            against.append(f"{modules[module].relative_to(src)}: sub-family {own} is not in the order")
+            continue
+        for target, line in _imports(modules, module):
+            target_sub = sub(target)
+            if target_sub in EVALUATOR_ORDER and EVALUATOR_ORDER.index(target_sub) > EVALUATOR_ORDER.index(own):
+                against.append(f"{modules[module].relative_to(src)}:{line} imports {target}")
+    return against
+
+
+def test_the_evaluator_sub_families_follow_the_flow() -> None:
+    against = evaluator_order_violations(SRC)
+    assert not against, "evaluator imports against the flow:\n" + "\n".join(against)
+
+
+def test_the_flow_check_catches_an_upward_evaluator_import(tmp_path: Path) -> None:
+    src = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "evaluator/__init__.py": "",
+            "evaluator/loose.py": "",
+            "evaluator/git/__init__.py": "",
+            "evaluator/git/a.py": "from agent_interface.evaluator.run.b import x\n",
+            "evaluator/run/__init__.py": "",
+            "evaluator/run/b.py": "from agent_interface.evaluator.git.a import y\n",
+        },
+    )
+    assert evaluator_order_violations(src) == [
+        "agent_interface/evaluator/git/a.py:1 imports agent_interface.evaluator.run.b",
+        "agent_interface/evaluator/loose.py: a loose evaluator module",
+    ]
+
+
 def test_every_module_belongs_to_a_family() -> None:
     loose = [
         m for m in _modules(SRC)

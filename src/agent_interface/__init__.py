@@ -764,48 +764,48 @@ if TYPE_CHECKING:
         build_agent_workspace_lease_record as build_agent_workspace_lease_record,
         canonical_agent_workspace_lease_record_digest as canonical_agent_workspace_lease_record_digest,
     )
-    from .evaluator.address_policy import (
+    from .evaluator.git.errors import (
+        GitTreeRefused as GitTreeRefused,
+        RepositoryUnavailable as RepositoryUnavailable,
+    )
+    from .evaluator.git.export import (
+        TreeExportLimits as TreeExportLimits,
+        export_tree as export_tree,
+    )
+    from .evaluator.git.limits import (
+        DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
+        GitLimits as GitLimits,
+    )
+    from .evaluator.git.tree import (
+        TreeExport as TreeExport,
+        materialize_git_patch as materialize_git_patch,
+        verify_base_commit as verify_base_commit,
+    )
+    from .evaluator.verify.address_policy import (
         AddressClass as AddressClass,
         BLOCKED_HOSTNAMES as BLOCKED_HOSTNAMES,
         IpAddress as IpAddress,
         classify_address as classify_address,
         classify_hostname as classify_hostname,
     )
-    from .evaluator.git_errors import (
-        GitTreeRefused as GitTreeRefused,
-        RepositoryUnavailable as RepositoryUnavailable,
-    )
-    from .evaluator.git_export import (
-        TreeExportLimits as TreeExportLimits,
-        export_tree as export_tree,
-    )
-    from .evaluator.git_limits import (
-        DEFAULT_GIT_LIMITS as DEFAULT_GIT_LIMITS,
-        GitLimits as GitLimits,
-    )
-    from .evaluator.git_tree import (
-        TreeExport as TreeExport,
-        materialize_git_patch as materialize_git_patch,
-        verify_base_commit as verify_base_commit,
-    )
-    from .evaluator.http_resolver import (
+    from .evaluator.verify.http_resolver import (
         HostResolver as HostResolver,
         HttpArtifactResolver as HttpArtifactResolver,
         SafeHttpFetcher as SafeHttpFetcher,
         artifact_url as artifact_url,
         system_host_resolver as system_host_resolver,
     )
-    from .evaluator.resolver import (
+    from .evaluator.verify.integrity import (
+        ProgressCallback as ProgressCallback,
+        verify_candidate_bundle as verify_candidate_bundle,
+    )
+    from .evaluator.verify.resolver import (
         ArtifactRequest as ArtifactRequest,
         ArtifactResolver as ArtifactResolver,
         DEFAULT_MAX_ARTIFACT_BYTES as DEFAULT_MAX_ARTIFACT_BYTES,
         DirectoryArtifactResolver as DirectoryArtifactResolver,
         InMemoryArtifactResolver as InMemoryArtifactResolver,
         ResolutionRefused as ResolutionRefused,
-    )
-    from .evaluator.verify import (
-        ProgressCallback as ProgressCallback,
-        verify_candidate_bundle as verify_candidate_bundle,
     )
     from .profile.activation import (
         AgentProfileActivationEvidence as AgentProfileActivationEvidence,
@@ -1922,33 +1922,33 @@ _EXPORTS: dict[str, str] = {
     "AgentWorkspaceSealRequest": "environment.workspace_lease",
     "build_agent_workspace_lease_record": "environment.workspace_lease",
     "canonical_agent_workspace_lease_record_digest": "environment.workspace_lease",
-    "AddressClass": "evaluator.address_policy",
-    "BLOCKED_HOSTNAMES": "evaluator.address_policy",
-    "IpAddress": "evaluator.address_policy",
-    "classify_address": "evaluator.address_policy",
-    "classify_hostname": "evaluator.address_policy",
-    "GitTreeRefused": "evaluator.git_errors",
-    "RepositoryUnavailable": "evaluator.git_errors",
-    "TreeExportLimits": "evaluator.git_export",
-    "export_tree": "evaluator.git_export",
-    "DEFAULT_GIT_LIMITS": "evaluator.git_limits",
-    "GitLimits": "evaluator.git_limits",
-    "TreeExport": "evaluator.git_tree",
-    "materialize_git_patch": "evaluator.git_tree",
-    "verify_base_commit": "evaluator.git_tree",
-    "HostResolver": "evaluator.http_resolver",
-    "HttpArtifactResolver": "evaluator.http_resolver",
-    "SafeHttpFetcher": "evaluator.http_resolver",
-    "artifact_url": "evaluator.http_resolver",
-    "system_host_resolver": "evaluator.http_resolver",
-    "ArtifactRequest": "evaluator.resolver",
-    "ArtifactResolver": "evaluator.resolver",
-    "DEFAULT_MAX_ARTIFACT_BYTES": "evaluator.resolver",
-    "DirectoryArtifactResolver": "evaluator.resolver",
-    "InMemoryArtifactResolver": "evaluator.resolver",
-    "ResolutionRefused": "evaluator.resolver",
-    "ProgressCallback": "evaluator.verify",
-    "verify_candidate_bundle": "evaluator.verify",
+    "GitTreeRefused": "evaluator.git.errors",
+    "RepositoryUnavailable": "evaluator.git.errors",
+    "TreeExportLimits": "evaluator.git.export",
+    "export_tree": "evaluator.git.export",
+    "DEFAULT_GIT_LIMITS": "evaluator.git.limits",
+    "GitLimits": "evaluator.git.limits",
+    "TreeExport": "evaluator.git.tree",
+    "materialize_git_patch": "evaluator.git.tree",
+    "verify_base_commit": "evaluator.git.tree",
+    "AddressClass": "evaluator.verify.address_policy",
+    "BLOCKED_HOSTNAMES": "evaluator.verify.address_policy",
+    "IpAddress": "evaluator.verify.address_policy",
+    "classify_address": "evaluator.verify.address_policy",
+    "classify_hostname": "evaluator.verify.address_policy",
+    "HostResolver": "evaluator.verify.http_resolver",
+    "HttpArtifactResolver": "evaluator.verify.http_resolver",
+    "SafeHttpFetcher": "evaluator.verify.http_resolver",
+    "artifact_url": "evaluator.verify.http_resolver",
+    "system_host_resolver": "evaluator.verify.http_resolver",
+    "ProgressCallback": "evaluator.verify.integrity",
+    "verify_candidate_bundle": "evaluator.verify.integrity",
+    "ArtifactRequest": "evaluator.verify.resolver",
+    "ArtifactResolver": "evaluator.verify.resolver",
+    "DEFAULT_MAX_ARTIFACT_BYTES": "evaluator.verify.resolver",
+    "DirectoryArtifactResolver": "evaluator.verify.resolver",
+    "InMemoryArtifactResolver": "evaluator.verify.resolver",
+    "ResolutionRefused": "evaluator.verify.resolver",
     "AgentProfileActivationEvidence": "profile.activation",
     "AgentProfileActivationFileEvidence": "profile.activation",
     "PosixFileMode": "profile.activation",

@@ -22,7 +22,7 @@ from agent_interface.candidate.verification_result import (
 from agent_interface.cli.main import main
 from agent_interface.core.canonical import canonical_bytes, canonical_digest, sha256_bytes
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.verify import verify_candidate_bundle
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
 from tests.candidate.reference_documents import accepted
 from tests.evaluator.git_fixtures import ENV
 

@@ -18,7 +18,7 @@ from agent_interface.candidate.materialization import (
 )
 from agent_interface.candidate.verification_result import CandidateVerification
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.verify import verify_candidate_bundle
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent_interface.evaluator.address_policy import classify_address, classify_hostname
-from agent_interface.evaluator.http_resolver import SafeHttpFetcher
-from agent_interface.evaluator.resolver import ResolutionRefused
+from agent_interface.evaluator.verify.address_policy import classify_address, classify_hostname
+from agent_interface.evaluator.verify.http_resolver import SafeHttpFetcher
+from agent_interface.evaluator.verify.resolver import ResolutionRefused
 
 # Injected DNS: names used below resolve only here; any other name fails as if absent,
 # so the table never touches the real resolver.

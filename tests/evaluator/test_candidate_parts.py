@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from agent_interface.candidate.cid import cid_for_bytes, sha256_of_cid
-from agent_interface.evaluator.artifact_store import LocalArtifactStore
-from agent_interface.evaluator.resolver import ArtifactRequest, ResolutionRefused
-from agent_interface.evaluator.safe_tar import ArchiveLimits, ArchiveRefused, unpack_tar
-from agent_interface.evaluator.snapshot import SnapshotRefused, unpack_snapshot
-from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.images.safe_tar import ArchiveLimits, ArchiveRefused, unpack_tar
+from agent_interface.evaluator.run.snapshot import SnapshotRefused, unpack_snapshot
+from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.verify.resolver import ArtifactRequest, ResolutionRefused
 
 # Recorded with the npm `multiformats` library (CID.create(1, raw.code, sha256.digest(bytes))).
 CID_VECTORS = {

@@ -23,8 +23,8 @@ from agent_interface.candidate.receipts import AgentCandidateRunReceipt
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.canonical import canonical_bytes, canonical_digest
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.isolation import detect_local_isolation
-from agent_interface.evaluator.run import run_candidate, run_candidate_async
+from agent_interface.evaluator.process.isolation import detect_local_isolation
+from agent_interface.evaluator.run.candidate_run import run_candidate, run_candidate_async
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 ARTIFACTS = EXAMPLE / "artifacts"
@@ -150,8 +150,8 @@ def test_file_delivery_reads_the_fixed_read_only_path(tmp_path: Path) -> None:
 
 
 def test_file_delivery_is_refused_without_a_private_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent_interface.evaluator import run as run_module
-    from agent_interface.evaluator.isolation import LocalIsolation
+    from agent_interface.evaluator.process.isolation import LocalIsolation
+    from agent_interface.evaluator.run import candidate_run as run_module
 
     found = asyncio.run(detect_local_isolation())
     without = LocalIsolation(tuple(word for word in found.prefix if word != "--mount"), found.network_namespace,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.confined_files import (
+from agent_interface.evaluator.process.confined_files import (
     environment_path_components,
     read_confined,
     write_confined,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.evaluator.isolation import detect_local_isolation
-from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.process.isolation import detect_local_isolation
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 CLI = [sys.executable, "-m", "agent_interface"]

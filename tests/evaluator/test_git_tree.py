@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.evaluator.git_tree import (
+from agent_interface.evaluator.git.tree import (
     GitTreeRefused,
     RepositoryUnavailable,
     materialize_git_patch,

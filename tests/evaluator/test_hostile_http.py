@@ -23,15 +23,19 @@ from typing import Any
 import pytest
 
 from agent_interface.candidate.verification_result import CandidateVerificationRefused
-from agent_interface.evaluator.address_policy import AddressClass, IpAddress, classify_address
-from agent_interface.evaluator.http_resolver import HttpArtifactResolver, SafeHttpFetcher
-from agent_interface.evaluator.resolver import (
+from agent_interface.evaluator.verify.address_policy import (
+    AddressClass,
+    IpAddress,
+    classify_address,
+)
+from agent_interface.evaluator.verify.http_resolver import HttpArtifactResolver, SafeHttpFetcher
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
+from agent_interface.evaluator.verify.resolver import (
     ArtifactRequest,
     DirectoryArtifactResolver,
     InMemoryArtifactResolver,
     ResolutionRefused,
 )
-from agent_interface.evaluator.verify import verify_candidate_bundle
 from tests.candidate.bundle_fixtures import (
     EXTERNAL_BYTES,
     SEED_BYTES,

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.evaluator.git_errors import GitTreeRefused
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_patch import binary_gate, patch_names
-from agent_interface.evaluator.git_tree import materialize_git_patch
+from agent_interface.evaluator.git.errors import GitTreeRefused
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.patch import binary_gate, patch_names
+from agent_interface.evaluator.git.tree import materialize_git_patch
 from tests.evaluator.git_fixtures import (
     BINARY,
     ENV,

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.git_errors import GitTreeRefused, RepositoryUnavailable
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_tree import materialize_git_patch, verify_base_commit
+from agent_interface.evaluator.git.errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.tree import materialize_git_patch, verify_base_commit
 from tests.evaluator.git_fixtures import ENV, PatchedRepository, git, patched_repository
 from tests.evaluator.hostile_fixtures import marker_command, tree_state
 
@@ -440,8 +440,8 @@ def test_scratch_directories_are_removed_after_a_refusal(
 _FORK_PROBE = """
 import sys, tempfile, time
 from pathlib import Path
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_sandbox import GitSandbox
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.sandbox import GitSandbox
 sandbox = GitSandbox(Path(tempfile.mkdtemp()), object_format="sha1", limits=GitLimits(),
                      deadline=time.monotonic() + 60)
 result = sandbox.run("-c", "alias.probe=!echo started", "probe")

@@ -20,13 +20,17 @@ from typing import Any
 
 import pytest
 
-from agent_interface.evaluator.address_policy import AddressClass, IpAddress, classify_address
-from agent_interface.evaluator.http_resolver import (
+from agent_interface.evaluator.verify.address_policy import (
+    AddressClass,
+    IpAddress,
+    classify_address,
+)
+from agent_interface.evaluator.verify.http_resolver import (
     HttpArtifactResolver,
     SafeHttpFetcher,
     artifact_url,
 )
-from agent_interface.evaluator.resolver import ArtifactRequest, ResolutionRefused
+from agent_interface.evaluator.verify.resolver import ArtifactRequest, ResolutionRefused
 
 BODY = b"artifact bytes\x00\xff"
 
@@ -256,7 +260,7 @@ def test_https_is_pinned_and_verifies_the_original_name(tls_server: tuple[int, s
 
 
 def test_directory_resolver_serves_by_digest_only(tmp_path: Any) -> None:
-    from agent_interface.evaluator.resolver import DirectoryArtifactResolver
+    from agent_interface.evaluator.verify.resolver import DirectoryArtifactResolver
 
     request = _request("s3", {"bucket": "b-1", "key": "k"})
     (tmp_path / request.digest_hex).write_bytes(BODY + b"extra")

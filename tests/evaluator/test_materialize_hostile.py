@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.git_export import TreeExportLimits
-from agent_interface.evaluator.materialize import materialize_candidate
-from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.git.export import TreeExportLimits
+from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.run.materialize import materialize_candidate
 from tests.candidate.bundle_fixtures import no_op_bundle
 from tests.evaluator.git_fixtures import git
 

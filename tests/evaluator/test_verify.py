@@ -16,10 +16,10 @@ from agent_interface.candidate.verification_result import (
     CandidateVerificationRefused,
 )
 from agent_interface.core.canonical import canonical_digest
-from agent_interface.evaluator.git_tree import RepositoryUnavailable
-from agent_interface.evaluator.http_resolver import HttpArtifactResolver, SafeHttpFetcher
-from agent_interface.evaluator.resolver import InMemoryArtifactResolver
-from agent_interface.evaluator.verify import verify_candidate_bundle
+from agent_interface.evaluator.git.tree import RepositoryUnavailable
+from agent_interface.evaluator.verify.http_resolver import HttpArtifactResolver, SafeHttpFetcher
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
+from agent_interface.evaluator.verify.resolver import InMemoryArtifactResolver
 from tests.candidate.bundle_fixtures import (
     EXTERNAL_BYTES,
     SEED_BYTES,

@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 TANGLE_MODEL_ENDPOINT: Final = "TANGLE_MODEL_ENDPOINT"
-"""The launch variable naming the evaluator's model endpoint (see ``evaluator.model_endpoint``)."""
+"""The launch variable naming the evaluator's model endpoint (see ``evaluator.run.model_endpoint``)."""
 
 EVALUATOR_LAUNCH_ENV_NAMES: Final = frozenset({TANGLE_CANDIDATE_TASK_PATH, TANGLE_MODEL_ENDPOINT})
 """The only launch variables an evaluator adds to the bundle's ``env``."""

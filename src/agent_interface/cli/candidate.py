@@ -22,9 +22,9 @@ from agent_interface.candidate.verification_result import (
 )
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.git_tree import RepositoryUnavailable
-from agent_interface.evaluator.resolver import ArtifactResolver, DirectoryArtifactResolver
-from agent_interface.evaluator.verify import verify_candidate_bundle
+from agent_interface.evaluator.git.tree import RepositoryUnavailable
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
+from agent_interface.evaluator.verify.resolver import ArtifactResolver, DirectoryArtifactResolver
 
 __all__ = ["cmd_candidate_receipt", "cmd_candidate_verify", "register"]
 

@@ -8,7 +8,7 @@ when stderr is a terminal (never with ``--json``).
 
 ``candidate materialize BUNDLE --repository PATH --into DIR [--artifacts DIR] [--json]``
 verifies, then writes the code tree and the bundle's snapshots into ``DIR`` (see
-``agent_interface.evaluator.materialize``).
+``agent_interface.evaluator.run.materialize``).
 
 Both follow the CLI conventions (:mod:`agent_interface.cli.conventions`): exit 0 done,
 1 refused (the check, JSON Pointer and rule; with ``--json`` the refusal document on
@@ -102,7 +102,7 @@ class _ProgressLine:
 
 
 def _git_limits(args: argparse.Namespace) -> Any:
-    from agent_interface.evaluator.git_limits import GitLimits
+    from agent_interface.evaluator.git.limits import GitLimits
 
     if args.git_timeout is None and args.max_blob_mib is None:
         return None
@@ -124,8 +124,8 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         AgentCandidateBenchmarkTask,
     )
     from agent_interface.core.errors import ContractError
-    from agent_interface.evaluator.git_tree import RepositoryUnavailable
-    from agent_interface.evaluator.run import run_candidate_async
+    from agent_interface.evaluator.git.tree import RepositoryUnavailable
+    from agent_interface.evaluator.run.candidate_run import run_candidate_async
 
     bundle = _read(args.bundle)
     task_bytes = _read(args.task)
@@ -183,9 +183,9 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
 def cmd_candidate_materialize(args: argparse.Namespace) -> int:
     """``candidate materialize``: see the module docstring."""
     from agent_interface.core.errors import ContractError
-    from agent_interface.evaluator.git_export import TreeExportLimits
-    from agent_interface.evaluator.git_tree import RepositoryUnavailable
-    from agent_interface.evaluator.materialize import materialize_candidate
+    from agent_interface.evaluator.git.export import TreeExportLimits
+    from agent_interface.evaluator.git.tree import RepositoryUnavailable
+    from agent_interface.evaluator.run.materialize import materialize_candidate
 
     bundle = _read(args.bundle)
     artifacts = _directory(args.artifacts)

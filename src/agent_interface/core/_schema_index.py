@@ -205,7 +205,7 @@ SCHEMA_MODULES: Final[dict[str, str]] = {
     "CandidateExecutionEvidence": "agent_interface.candidate.experiment",
     "CandidateInvalidCapture": "agent_interface.candidate.invalid_capture",
     "CandidateMaterializationContext": "agent_interface.candidate.materialization",
-    "CandidateMaterialized": "agent_interface.evaluator.materialize",
+    "CandidateMaterialized": "agent_interface.evaluator.run.materialize",
     "CanonicalStreamEvent": "agent_interface.runtime.events",
     "Capability": "agent_interface.profile.agent_profile",
     "CertifiedContext": "agent_interface.durable.certified_context",

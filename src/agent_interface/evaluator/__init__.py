@@ -25,40 +25,43 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent_interface.evaluator.artifact_store import LocalArtifactStore
-    from agent_interface.evaluator.host_image import LocalHostImage
-    from agent_interface.evaluator.isolation import LocalIsolation, detect_local_isolation
-    from agent_interface.evaluator.local_process import (
+    from agent_interface.evaluator.images.host_image import LocalHostImage
+    from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
+    from agent_interface.evaluator.process.local_process import (
         LocalExactProcess,
         LocalExactProcessEnvironment,
         LocalExactProcesses,
         LocalExactProcessManager,
         LocalExactProcessProvider,
     )
-    from agent_interface.evaluator.materialize import CandidateMaterialized, materialize_candidate
-    from agent_interface.evaluator.run import (
+    from agent_interface.evaluator.run.candidate_run import (
         CandidateRunProgress,
         CandidateRunResult,
         run_candidate,
         run_candidate_async,
     )
+    from agent_interface.evaluator.run.materialize import (
+        CandidateMaterialized,
+        materialize_candidate,
+    )
+    from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 _EXPORTS: dict[str, str] = {
-    "CandidateMaterialized": "materialize",
-    "CandidateRunProgress": "run",
-    "CandidateRunResult": "run",
-    "LocalArtifactStore": "artifact_store",
-    "LocalExactProcess": "local_process",
-    "LocalExactProcessEnvironment": "local_process",
-    "LocalExactProcessManager": "local_process",
-    "LocalExactProcessProvider": "local_process",
-    "LocalExactProcesses": "local_process",
-    "LocalHostImage": "host_image",
-    "LocalIsolation": "isolation",
-    "detect_local_isolation": "isolation",
-    "materialize_candidate": "materialize",
-    "run_candidate": "run",
-    "run_candidate_async": "run",
+    "CandidateMaterialized": "run.materialize",
+    "CandidateRunProgress": "run.candidate_run",
+    "CandidateRunResult": "run.candidate_run",
+    "LocalArtifactStore": "verify.artifact_store",
+    "LocalExactProcess": "process.local_process",
+    "LocalExactProcessEnvironment": "process.local_process",
+    "LocalExactProcessManager": "process.local_process",
+    "LocalExactProcessProvider": "process.local_process",
+    "LocalExactProcesses": "process.local_process",
+    "LocalHostImage": "images.host_image",
+    "LocalIsolation": "process.isolation",
+    "detect_local_isolation": "process.isolation",
+    "materialize_candidate": "run.materialize",
+    "run_candidate": "run.candidate_run",
+    "run_candidate_async": "run.candidate_run",
 }
 
 __all__ = [

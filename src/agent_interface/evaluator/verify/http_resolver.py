@@ -1,7 +1,7 @@
 """Fetch external artifact bytes over HTTP(S) without reaching internal networks.
 
 Every hop, the first request and each redirect, is parsed as a WHATWG URL (``ada-url``),
-its host classified by :mod:`agent_interface.evaluator.address_policy`, and, for a DNS
+its host classified by :mod:`agent_interface.evaluator.verify.address_policy`, and, for a DNS
 name, every address the lookup returns is checked; one refused address refuses the hop.
 The connection then goes to the checked address itself (no second lookup, no proxy),
 with the original name kept for ``Host`` and TLS verification.
@@ -10,8 +10,8 @@ One deadline (``timeout_seconds``) covers the whole fetch: every DNS lookup (run
 helper thread and abandoned at the deadline), connect, TLS handshake, request and every
 read of every redirect hop. The body is capped by the declared ``byteLength`` and by
 ``max_body_bytes`` whichever is smaller, and the response is read with strict framing
-(:mod:`agent_interface.evaluator.http_wire`). Every failure is a
-:class:`~agent_interface.evaluator.resolver.ResolutionRefused`; refusals name the reason,
+(:mod:`agent_interface.evaluator.verify.http_wire`). Every failure is a
+:class:`~agent_interface.evaluator.verify.resolver.ResolutionRefused`; refusals name the reason,
 never the URL.
 """
 
@@ -28,14 +28,14 @@ from urllib.parse import quote
 
 import ada_url
 
-from agent_interface.evaluator.address_policy import (
+from agent_interface.evaluator.verify.address_policy import (
     AddressClass,
     IpAddress,
     classify_address,
     classify_hostname,
 )
-from agent_interface.evaluator.http_wire import HttpLimits, HttpResponseHead, ResponseReader
-from agent_interface.evaluator.resolver import (
+from agent_interface.evaluator.verify.http_wire import HttpLimits, HttpResponseHead, ResponseReader
+from agent_interface.evaluator.verify.resolver import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     ArtifactRequest,
     ResolutionRefused,
@@ -311,7 +311,7 @@ def artifact_url(
 
 @dataclass
 class HttpArtifactResolver:
-    """An :class:`~agent_interface.evaluator.resolver.ArtifactResolver` over HTTP(S).
+    """An :class:`~agent_interface.evaluator.verify.resolver.ArtifactResolver` over HTTP(S).
 
     Every failure, a malformed request included, is a :class:`ResolutionRefused`.
     """

@@ -1,13 +1,13 @@
 """Write a verified candidate's files to disk: its code tree and its snapshots.
 
 :func:`materialize_candidate` verifies the bundle first (every check of
-:func:`~agent_interface.evaluator.verify.verify_candidate_bundle`), then writes into a new
+:func:`~agent_interface.evaluator.verify.integrity.verify_candidate_bundle`), then writes into a new
 directory ``into`` (absent, or empty):
 
 * ``code/``: the candidate tree for git-patch code, the base tree for no-op code
   (nothing for disabled code, which has no tree), written by the verifier itself in the
   same Git sandbox that checked it
-  (:func:`~agent_interface.evaluator.git_export.export_tree`: every object hashed again,
+  (:func:`~agent_interface.evaluator.git.export.export_tree`: every object hashed again,
   plain files with their modes, symbolic links only when they resolve inside ``code/``,
   submodules refused, sizes bounded by :class:`TreeExportLimits`). The Git tree id of
   ``code/`` is then computed again here (:mod:`.tree_hash`), independently of Git, and
@@ -34,13 +34,13 @@ from agent_interface.core.canonical import Sha256Digest
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireInt, WireModel
 from agent_interface.core.registry import register_wire_models
-from agent_interface.evaluator.git_export import TreeExportLimits
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_tree import TreeExport
-from agent_interface.evaluator.resolver import ArtifactResolver
-from agent_interface.evaluator.snapshot import unpack_snapshot
-from agent_interface.evaluator.tree_hash import git_tree_id_of_directory
-from agent_interface.evaluator.verify import verify_candidate_bundle
+from agent_interface.evaluator.git.export import TreeExportLimits
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.tree import TreeExport
+from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.run.snapshot import unpack_snapshot
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
+from agent_interface.evaluator.verify.resolver import ArtifactResolver
 
 __all__ = ["CandidateMaterialized", "materialize_candidate"]
 
@@ -94,7 +94,7 @@ def materialize_candidate(
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise _refuse("/into", "into_not_empty", "the target must be absent or an empty directory")
     if resolver is None and artifacts is not None:
-        from agent_interface.evaluator.run import local_artifact_resolver
+        from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
 
         resolver = local_artifact_resolver(Path(artifacts))
     parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
@@ -119,7 +119,7 @@ def materialize_candidate(
             result["treeFiles"] = export.files
 
         def fetch(artifact: Mapping[str, Any]) -> bytes:
-            from agent_interface.evaluator.run import fetch_artifact
+            from agent_interface.evaluator.run.candidate_run import fetch_artifact
 
             return fetch_artifact(artifact, resolver, "/")
 

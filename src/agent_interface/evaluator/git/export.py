@@ -2,7 +2,7 @@
 
 The tree (the candidate tree ``git write-tree`` produced, or the base tree) is read by a
 ``git cat-file --batch`` session of the verifier's own scratch repository
-(:class:`~agent_interface.evaluator.git_sandbox.GitSandbox`: its pinned settings, its
+(:class:`~agent_interface.evaluator.git.sandbox.GitSandbox`: its pinned settings, its
 environment, its rlimits and its one deadline), borrowing the repository's object store
 read-only. Every tree and blob is hashed again here before it is used, and the sizes of
 the blobs are asked first (``cat-file --batch-check``) so that no round of reads holds
@@ -11,7 +11,7 @@ directories, files (``0o644``, or ``0o755`` for ``100755``) and symbolic links a
 here with ``O_EXCL | O_NOFOLLOW`` relative to directory descriptors, so nothing lands
 outside ``target`` or over anything already written.
 
-Refused (:class:`~agent_interface.evaluator.git_errors.GitTreeRefused`):
+Refused (:class:`~agent_interface.evaluator.git.errors.GitTreeRefused`):
 
 * ``tree_submodule``: a gitlink (its content is not in the repository);
 * ``tree_symlink_escapes``: a symbolic link whose target is absolute or resolves outside
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused
-from agent_interface.evaluator.git_objects import is_tree_mode, tree_entry_list, verified_object
-from agent_interface.evaluator.git_paths import is_safe_tree_path
-from agent_interface.evaluator.git_sandbox import CatFileBatch, GitSandbox
+from agent_interface.evaluator.git.errors import GitTreeRefused
+from agent_interface.evaluator.git.objects import is_tree_mode, tree_entry_list, verified_object
+from agent_interface.evaluator.git.paths import is_safe_tree_path
+from agent_interface.evaluator.git.sandbox import CatFileBatch, GitSandbox
 
 __all__ = ["TreeExportLimits", "export_tree"]
 

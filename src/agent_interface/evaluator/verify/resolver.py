@@ -5,7 +5,7 @@ commit, always with the expected ``sha256`` and ``byteLength``. The verifier ask
 :class:`ArtifactResolver` for them and checks the bytes itself; a resolver need not
 be trusted, only bounded. :class:`InMemoryArtifactResolver` and
 :class:`DirectoryArtifactResolver` serve bytes by digest without any network;
-``agent_interface.evaluator.http_resolver`` fetches them safely over HTTP(S).
+``agent_interface.evaluator.verify.http_resolver`` fetches them safely over HTTP(S).
 """
 
 from __future__ import annotations

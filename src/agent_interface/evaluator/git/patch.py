@@ -23,9 +23,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_paths import unquote_c_style
+from agent_interface.evaluator.git.errors import GitTreeRefused
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.paths import unquote_c_style
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 

@@ -72,16 +72,20 @@ from agent_interface.candidate.tasks import (
 from agent_interface.core.canonical import canonical_digest, sha256_bytes
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel
-from agent_interface.evaluator.artifact_store import LocalArtifactStore
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.grader import parse_output_checks
-from agent_interface.evaluator.local_process import LocalExactProcessProvider
-from agent_interface.evaluator.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
-from agent_interface.evaluator.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
-from agent_interface.evaluator.run_evidence import RunCapture, assemble_run
-from agent_interface.evaluator.snapshot import unpack_snapshot
-from agent_interface.evaluator.verify import verify_candidate_bundle
-from agent_interface.evaluator.write_atomic import write_json_atomic
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
+from agent_interface.evaluator.run.evidence import RunCapture, assemble_run
+from agent_interface.evaluator.run.grader import parse_output_checks
+from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.run.snapshot import unpack_snapshot
+from agent_interface.evaluator.run.write_atomic import write_json_atomic
+from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
+from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
+from agent_interface.evaluator.verify.resolver import (
+    ArtifactRequest,
+    ArtifactResolver,
+    ResolutionRefused,
+)
 
 __all__ = [
     "CandidateRunProgress",
@@ -424,7 +428,7 @@ async def run_candidate_async(
 
 
 async def _isolation() -> Any:
-    from agent_interface.evaluator.isolation import detect_local_isolation
+    from agent_interface.evaluator.process.isolation import detect_local_isolation
 
     return await detect_local_isolation()
 

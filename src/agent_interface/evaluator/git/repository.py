@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.evaluator.git.errors import GitTreeRefused, RepositoryUnavailable
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 

@@ -2,14 +2,14 @@
 
 The ``git`` executable computes the tree, so tree ids are exactly Git's: ``read-tree``
 of the base into a throwaway index, ``apply --cached`` of the patch, ``write-tree``.
-Before ``git`` reads the patch, :mod:`~agent_interface.evaluator.git_patch` refuses
+Before ``git`` reads the patch, :mod:`~agent_interface.evaluator.git.patch` refuses
 oversize patches, binary hunks that would decode past :class:`GitLimits`, and header
 paths that leave the tree. The repository is only ever *borrowed* read-only, by one
 ``git cat-file --batch`` session and one ``git ls-tree -r -d``
-(:mod:`~agent_interface.evaluator.git_objects`): they read the base commit, every tree
+(:mod:`~agent_interface.evaluator.git.objects`): they read the base commit, every tree
 of the base tree and the blobs the patch reads, each hashed again before it is copied
 into a private pack. Applying and writing then
-happen in the private store alone (:mod:`~agent_interface.evaluator.git_sandbox`), so
+happen in the private store alone (:mod:`~agent_interface.evaluator.git.sandbox`), so
 nothing is written into the repository and objects it lies about are never used.
 After ``write-tree``, the entries the patch added or changed are refused if they are
 symbolic links, submodules (gitlinks), unsafe paths, blobs above ``max_blob_bytes``,
@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused, RepositoryUnavailable
-from agent_interface.evaluator.git_export import TreeExportLimits, export_tree
-from agent_interface.evaluator.git_limits import DEFAULT_GIT_LIMITS, GitLimits
-from agent_interface.evaluator.git_objects import ObjectCopy, copy_base_objects, read_base_commit
-from agent_interface.evaluator.git_patch import binary_gate, patch_names
-from agent_interface.evaluator.git_paths import is_safe_tree_path
-from agent_interface.evaluator.git_repository import RepositoryObjects, locate_repository
-from agent_interface.evaluator.git_result import check_result
-from agent_interface.evaluator.git_sandbox import GitSandbox
+from agent_interface.evaluator.git.errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.evaluator.git.export import TreeExportLimits, export_tree
+from agent_interface.evaluator.git.limits import DEFAULT_GIT_LIMITS, GitLimits
+from agent_interface.evaluator.git.objects import ObjectCopy, copy_base_objects, read_base_commit
+from agent_interface.evaluator.git.patch import binary_gate, patch_names
+from agent_interface.evaluator.git.paths import is_safe_tree_path
+from agent_interface.evaluator.git.repository import RepositoryObjects, locate_repository
+from agent_interface.evaluator.git.result import check_result
+from agent_interface.evaluator.git.sandbox import GitSandbox
 
 __all__ = [
     "GitTreeRefused",
@@ -95,7 +95,7 @@ def verify_base_commit(
     """Refuse unless ``base_commit`` is a commit of ``repository`` whose tree is ``base_tree``.
 
     With ``export``, the base tree is then written into ``export.into``
-    (:func:`~agent_interface.evaluator.git_export.export_tree`) in the same sandbox.
+    (:func:`~agent_interface.evaluator.git.export.export_tree`) in the same sandbox.
     """
     limits = limits or DEFAULT_GIT_LIMITS
     with tempfile.TemporaryDirectory(prefix="agent-interface-tree-") as scratch:
@@ -121,9 +121,9 @@ def materialize_git_patch(
     """The tree id Git produces by applying ``patch`` to ``base_tree``, or a refusal.
 
     ``base_commit`` must be a commit of ``repository`` whose tree is ``base_tree``;
-    ``limits`` defaults to :data:`~agent_interface.evaluator.git_limits.DEFAULT_GIT_LIMITS`.
+    ``limits`` defaults to :data:`~agent_interface.evaluator.git.limits.DEFAULT_GIT_LIMITS`.
     With ``export``, the resulting tree is then written into ``export.into``
-    (:func:`~agent_interface.evaluator.git_export.export_tree`) in the same sandbox,
+    (:func:`~agent_interface.evaluator.git.export.export_tree`) in the same sandbox,
     under the same deadline, once the tree is ``expected_tree`` (when given; another tree
     is refused as ``candidate_tree_mismatch`` and nothing is written).
     """

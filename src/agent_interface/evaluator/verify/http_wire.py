@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
-from agent_interface.evaluator.resolver import ResolutionRefused
+from agent_interface.evaluator.verify.resolver import ResolutionRefused
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused
-from agent_interface.evaluator.git_sandbox import CatFileBatch, GitSandbox
+from agent_interface.evaluator.git.errors import GitTreeRefused
+from agent_interface.evaluator.git.sandbox import CatFileBatch, GitSandbox
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 

@@ -95,16 +95,16 @@ from agent_interface.environment.exact_process import (
     check_exact_process_egress_supported,
     exact_process_create_input_digest,
 )
-from agent_interface.evaluator.confined_files import (
+from agent_interface.evaluator.images.host_image import LocalHostImage
+from agent_interface.evaluator.process.confined_files import (
     environment_path_components,
     open_confined_directory,
     read_confined,
     write_confined,
 )
-from agent_interface.evaluator.host_image import LocalHostImage
-from agent_interface.evaluator.isolation import LocalIsolation, detect_local_isolation
-from agent_interface.evaluator.process_store import EnvironmentRecord, ExactProcessStore
-from agent_interface.evaluator.supervised_process import (
+from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
+from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
+from agent_interface.evaluator.process.supervised_process import (
     OutputStream,
     SupervisedProcess,
     start_supervised,

@@ -45,10 +45,14 @@ from agent_interface.candidate.verification_result import (
 from agent_interface.core.canonical import canonical_bytes, canonical_digest, sha256_bytes
 from agent_interface.core.errors import CanonicalJsonError, ContractError, json_pointer
 from agent_interface.core.model import WireAdapter, wire_adapter
-from agent_interface.evaluator.git_errors import GitTreeRefused, RepositoryUnavailable
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_tree import TreeExport, materialize_git_patch, verify_base_commit
-from agent_interface.evaluator.resolver import ArtifactRequest, ArtifactResolver, ResolutionRefused
+from agent_interface.evaluator.git.errors import GitTreeRefused, RepositoryUnavailable
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.tree import TreeExport, materialize_git_patch, verify_base_commit
+from agent_interface.evaluator.verify.resolver import (
+    ArtifactRequest,
+    ArtifactResolver,
+    ResolutionRefused,
+)
 
 __all__ = ["ProgressCallback", "verify_candidate_bundle"]
 
@@ -100,7 +104,7 @@ def verify_candidate_bundle(
     (required for git-patch code; :class:`RepositoryUnavailable` when it is not a
     repository root). ``resolver`` fetches external artifacts; the default is the
     SSRF-safe HTTP resolver. ``git_limits`` bounds the code-state check (sizes, time,
-    memory; :data:`~agent_interface.evaluator.git_limits.DEFAULT_GIT_LIMITS` when absent).
+    memory; :data:`~agent_interface.evaluator.git.limits.DEFAULT_GIT_LIMITS` when absent).
     ``code_export`` also writes the verified code tree (the candidate tree, or the base tree
     of no-op code) into its directory, in the same Git sandbox as the check; it is left
     untouched for disabled code, or no-op code checked without a repository.
@@ -303,7 +307,7 @@ def _check_external_artifacts(
     rows: list[CandidateArtifactRow] = []
     for artifact, request in _external_requests(bundle):
         if resolver is None:
-            from agent_interface.evaluator.http_resolver import HttpArtifactResolver
+            from agent_interface.evaluator.verify.http_resolver import HttpArtifactResolver
 
             resolver = HttpArtifactResolver()
         where = artifact.pointer + ("/locator" if "locator" in artifact.value else "")

@@ -5,7 +5,7 @@ subtrees whose ids differ, so the cost follows the size of the change, not of th
 repository. Objects come from the verified copy of the base or from the loose objects
 ``git`` wrote into the scratch store (each hashed again when read). Refused among the
 entries the patch added or changed: symbolic links, submodules (gitlinks), unsafe paths
-(:func:`~agent_interface.evaluator.git_paths.is_safe_tree_path`), blobs larger than
+(:func:`~agent_interface.evaluator.git.paths.is_safe_tree_path`), blobs larger than
 ``max_blob_bytes``, and, unless allowed, added paths that a case-insensitive,
 normalization-insensitive file system would confuse with another path of the tree (two
 files, or a file and a directory; two directories that fold alike merge and are kept).
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.git_errors import GitTreeRefused
-from agent_interface.evaluator.git_limits import GitLimits
-from agent_interface.evaluator.git_objects import ObjectCopy, is_tree_mode, tree_entries
-from agent_interface.evaluator.git_paths import collision_key, is_safe_tree_path
+from agent_interface.evaluator.git.errors import GitTreeRefused
+from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.objects import ObjectCopy, is_tree_mode, tree_entries
+from agent_interface.evaluator.git.paths import collision_key, is_safe_tree_path
 
 __all__: list[str] = []  # verifier machinery: not re-exported from the package root
 

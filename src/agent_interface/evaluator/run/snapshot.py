@@ -3,7 +3,7 @@
 A :class:`~agent_interface.candidate.artifacts.AgentCandidateWorkspaceSnapshotEvidence`
 pins a workspace by a manifest (every file's path, mode, size and SHA-256) and carries
 the files as a tar archive. :func:`unpack_snapshot` unpacks the archive with
-:func:`~agent_interface.evaluator.safe_tar.unpack_tar` (no links, devices, traversal,
+:func:`~agent_interface.evaluator.images.safe_tar.unpack_tar` (no links, devices, traversal,
 duplicates; bounded) and then requires the unpacked files to be the manifest's files
 exactly: the same set of paths, and for each the same size, permission bits and digest.
 A refusal is a :class:`SnapshotRefused` whose issue names the manifest entry.
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_interface.core.errors import ContractError, ContractIssue
-from agent_interface.evaluator.safe_tar import ArchiveEntry, ArchiveLimits, unpack_tar
+from agent_interface.evaluator.images.safe_tar import ArchiveEntry, ArchiveLimits, unpack_tar
 
 __all__ = ["SnapshotRefused", "compare_with_manifest", "unpack_snapshot"]
 

@@ -7,7 +7,7 @@ events) and either mints the sealed
 evidence a receipt needs is incomplete, the
 :class:`~agent_interface.candidate.invalid_capture.CandidateInvalidCapture` naming it.
 Evidence bytes (trace, executor capture, output, grading evidence) go into the
-:class:`~agent_interface.evaluator.artifact_store.LocalArtifactStore` and are named by CID.
+:class:`~agent_interface.evaluator.verify.artifact_store.LocalArtifactStore` and are named by CID.
 
 Incomplete evidence, each with its code:
 
@@ -40,9 +40,9 @@ from agent_interface.candidate.receipts import (
     AgentCandidateRunReceipt,
 )
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
-from agent_interface.evaluator.artifact_store import LocalArtifactStore
-from agent_interface.evaluator.grader import grade_output
-from agent_interface.evaluator.model_endpoint import ModelCallRecord
+from agent_interface.evaluator.run.grader import grade_output
+from agent_interface.evaluator.run.model_endpoint import ModelCallRecord
+from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 __all__ = ["RunCapture", "assemble_run"]
 

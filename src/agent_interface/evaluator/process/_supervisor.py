@@ -1,4 +1,4 @@
-"""The per-process supervisor of :mod:`agent_interface.evaluator.local_process`.
+"""The per-process supervisor of :mod:`agent_interface.evaluator.process.local_process`.
 
 Run as ``python -I -S -B _supervisor.py CONTROL_DIR``, or (as the provider does, to skip
 compiling it on every spawn) as its code object marshalled on the launcher's stdin and

@@ -8,7 +8,7 @@ CIDv1 (raw codec, sha2-256, base32) of its bytes, so the locator
 files to an IPFS node later serves them under the same name. Writes are atomic (a
 temporary file, ``fsync``, then a rename), and storing the same bytes twice is a no-op.
 
-The store is also an :class:`~agent_interface.evaluator.resolver.ArtifactResolver` for
+The store is also an :class:`~agent_interface.evaluator.verify.resolver.ArtifactResolver` for
 IPFS locators whose CID it holds, so receipts and tasks that name stored artifacts can be
 checked with the verifier's own byte checks.
 """
@@ -24,7 +24,7 @@ from typing import Final
 
 from agent_interface.candidate.artifacts import AgentCandidateArtifactRef
 from agent_interface.candidate.cid import cid_for_bytes, sha256_of_cid
-from agent_interface.evaluator.resolver import ArtifactRequest, ResolutionRefused
+from agent_interface.evaluator.verify.resolver import ArtifactRequest, ResolutionRefused
 
 __all__ = ["LocalArtifactStore"]
 

@@ -1,0 +1,2 @@
+"""Images a process runs from: host executables pinned by content (``host_image``) and the
+bounded archive reader (``safe_tar``) that unpacks what an image or a snapshot carries."""
