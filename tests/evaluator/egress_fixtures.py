@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import ctypes
 import itertools
 import os
@@ -19,7 +20,7 @@ import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -269,3 +270,32 @@ def connect_errno(family: int, address: tuple[Any, ...], kind: int = socket.SOCK
     finally:
         sock.close()
     return 0
+
+
+@contextlib.contextmanager
+def proxy_side_and_host() -> Iterator[tuple[LoopThread, EchoHost, str]]:
+    """A proxy-side loop thread joined to a running test host; yields (loop, host, proxy ns)."""
+    made: list[str] = []
+    loops: list[LoopThread] = []
+    try:
+        proxy_ns, host_ns = new_netns("proxy"), new_netns("host")
+        made += [proxy_ns, host_ns]
+        link_proxy_and_host(proxy_ns, host_ns)
+        host_loop, proxy_loop = LoopThread(host_ns), LoopThread(proxy_ns)
+        loops += [host_loop, proxy_loop]
+        host = EchoHost()
+        host_loop.run(host.start((HOST_V4, HOST_V6)))
+        yield proxy_loop, host, proxy_ns
+        host_loop.run(host.stop())
+    finally:
+        for loop in loops:
+            loop.stop()
+        for name in made:
+            delete_netns(name)
+
+
+async def fixed_dns(host: str, port: int) -> list[str]:
+    """Every name in ``*.test`` resolves to the test host's public-for-tests address."""
+    if host.endswith(".test"):
+        return [HOST_V4]
+    raise OSError("no such name")

@@ -38,7 +38,9 @@ class EgressDecision:
 
     ``target`` is the host as the client named it (clipped to 255 printable characters)
     for refusals before the host was read as a name; ``address`` and ``address_class``
-    are the pinned address (allowed) or the refused one.
+    are the pinned address (allowed) or the refused one. ``end`` says how an allowed
+    connection ended: ``closed`` (both sides), ``idle_timeout``, ``total_timeout``,
+    ``error`` or ``proxy_closed``.
     """
 
     time: float
@@ -53,6 +55,7 @@ class EgressDecision:
     address_class: str | None = None
     bytes_up: int = 0
     bytes_down: int = 0
+    end: str | None = None
     duration_ms: int = 0
 
     def to_json(self) -> dict[str, Any]:

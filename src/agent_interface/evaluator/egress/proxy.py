@@ -79,8 +79,8 @@ def _refusal_response(rule: EgressRule) -> bytes:
 class _Connection:
     """What one client connection has done so far (for its decision record)."""
 
-    __slots__ = ("address", "address_class", "bytes_down", "bytes_up", "host", "last_activity",
-                 "method", "port", "started", "target")
+    __slots__ = ("address", "address_class", "bytes_down", "bytes_up", "end", "host",
+                 "last_activity", "method", "port", "started", "target")
 
     def __init__(self) -> None:
         self.started = time.monotonic()
@@ -93,6 +93,7 @@ class _Connection:
         self.address_class: str | None = None
         self.bytes_up = 0
         self.bytes_down = 0
+        self.end: str | None = None
 
 
 class EgressProxy:
@@ -116,6 +117,8 @@ class EgressProxy:
         self._servers: list[asyncio.AbstractServer] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._active = 0
+        self.peak_connections = 0
+        """The most client connections that were open at once."""
         self.unix_path: Path | None = None
         self.tcp_port: int | None = None
 
@@ -182,6 +185,7 @@ class EgressProxy:
                 await _refuse(writer, "connection_limit")
                 return
             self._active += 1
+            self.peak_connections = max(self.peak_connections, self._active)
             if task is not None:
                 self._tasks.add(task)
             try:
@@ -208,6 +212,7 @@ class EgressProxy:
                 address_class=conn.address_class,
                 bytes_up=conn.bytes_up,
                 bytes_down=conn.bytes_down,
+                end=conn.end,
                 duration_ms=int((time.monotonic() - conn.started) * 1000),
             )
         )
@@ -230,15 +235,20 @@ class EgressProxy:
                         upstream.write(request.upstream_head)
                     await self._relay(reader, writer, up_reader, upstream, conn)
             except TimeoutError:
-                rule = "total_timeout"
                 if conn.address is None:
+                    rule = "total_timeout"
                     await _refuse(writer, rule)
+                else:
+                    conn.end = "total_timeout"
         except EgressRefused as refused:
             rule = refused.rule
             conn.address_class = refused.detail
             await _refuse(writer, rule)
         except (ConnectionError, OSError):
-            pass
+            conn.end = conn.end or "error"
+        except asyncio.CancelledError:
+            conn.end = "proxy_closed"
+            raise
         finally:
             for stream in (upstream, writer):
                 if stream is not None:
@@ -352,7 +362,12 @@ class EgressProxy:
             asyncio.ensure_future(pipe(up_reader, client_writer, False)),
         ]
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            failures = [task.exception() for task in done if not task.cancelled()]
+            if any(isinstance(failure, _Idle) for failure in failures):
+                conn.end = "idle_timeout"
+            else:
+                conn.end = "error" if any(failures) else "closed"
         finally:
             for task in tasks:
                 task.cancel()
