@@ -111,7 +111,7 @@ def normalize_host(text: str) -> str:
     ASCII letters-digits-hyphens name, ``blocked_name`` for ``localhost`` and the cloud
     metadata names.
     """
-    if text.startswith("[") or ":" in text or "%" in text:
+    if text.startswith("[") or ":" in text:
         raise EgressRefused("ip_literal")
     host = text.lower()
     if host.endswith("."):
