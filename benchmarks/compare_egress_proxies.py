@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.evaluator.egress_fixtures import (  # noqa: E402
+from tests.evaluator.egress_fixtures import (
     HOST_PRIVATE_V4,
     HOST_V4,
     HOST_V6,
