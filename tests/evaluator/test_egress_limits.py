@@ -180,3 +180,21 @@ def test_closing_the_proxy_ends_open_tunnels(side, tmp_path: Path) -> None:  # t
         assert client.recv(1000) == b""
     assert proxy.log.records()[-1].end == "proxy_closed"
     assert not (tmp_path / "p.sock").exists()
+
+
+def test_a_failing_resolver_or_a_vanishing_client_is_a_recorded_refusal(side, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    async def broken(host: str, port: int) -> list[str]:
+        raise RuntimeError("resolver bug")
+
+    settings = EgressSettings(allow_domains=("allowed.test",), extra_public_networks=PUBLIC_FOR_TESTS)
+    proxy = EgressProxy(settings, resolver=broken)
+    side[0].run(proxy.start(unix_path=tmp_path / "p.sock"))
+    status, _ = exchange(0, b"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n", unix=str(tmp_path / "p.sock"))
+    assert status.startswith("HTTP/1.1 502")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.connect(str(tmp_path / "p.sock"))
+        client.sendall(b"CONNECT allowed.te")
+    _wait(lambda: _decided(proxy) == 2)
+    assert dict(proxy.log.refused) == {"resolution_failed": 1, "malformed_request": 1}
+    assert proxy.log.allowed == 0
+    side[0].run(proxy.close())

@@ -190,6 +190,8 @@ def test_allowed_subdomain_and_plain_http(world: World) -> None:
     assert body == b"GET /hello?x=1 HTTP/1.1|host=api.allowed.test"
     decision = _last(world.proxy_a)
     assert decision["allowed"] is True and decision["host"] == "api.allowed.test"
+    assert decision["bytes_up"] == len(b"GET /hello?x=1 HTTP/1.1\r\nHost: api.allowed.test\r\n"
+                                       b"Connection: close\r\n\r\n")
     assert "secret" not in str(decision) and "hello" not in str(decision)
 
 

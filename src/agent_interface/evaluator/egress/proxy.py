@@ -56,6 +56,9 @@ _STATUS: Final[dict[str, bytes]] = {
     "connect_failed": b"502 Bad Gateway",
     "connection_limit": b"503 Service Unavailable",
     "head_timeout": b"408 Request Timeout",
+    "total_timeout": b"408 Request Timeout",
+    "client_error": b"400 Bad Request",
+    "proxy_closed": b"503 Service Unavailable",
 }
 
 
@@ -221,39 +224,45 @@ class EgressProxy:
         self, endpoint: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         conn = _Connection()
-        rule: EgressRule = "allowed"
+        rule: EgressRule | None = None  # "allowed" once connected to the checked address
         upstream: asyncio.StreamWriter | None = None
         try:
-            try:
-                async with asyncio.timeout(self.settings.total_timeout):
-                    request = await self._read_request(reader, conn)
-                    addresses = await self._checked_addresses(request, conn)
-                    up_reader, upstream = await self._connect(addresses, request.port, conn)
-                    if request.tunnel:
-                        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    else:
-                        upstream.write(request.upstream_head)
-                    await self._relay(reader, writer, up_reader, upstream, conn)
-            except TimeoutError:
-                if conn.address is None:
-                    rule = "total_timeout"
-                    await _refuse(writer, rule)
+            async with asyncio.timeout(self.settings.total_timeout):
+                request = await self._read_request(reader, conn)
+                addresses = await self._checked_addresses(request, conn)
+                up_reader, upstream = await self._connect(addresses, request.port, conn)
+                rule = "allowed"
+                if request.tunnel:
+                    writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 else:
-                    conn.end = "total_timeout"
+                    upstream.write(request.upstream_head)
+                    conn.bytes_up += len(request.upstream_head)
+                await self._relay(reader, writer, up_reader, upstream, conn)
         except EgressRefused as refused:
             rule = refused.rule
             conn.address_class = refused.detail
             await _refuse(writer, rule)
-        except (ConnectionError, OSError):
-            conn.end = conn.end or "error"
+        except TimeoutError:
+            if rule is None:
+                rule = "total_timeout"
+                await _refuse(writer, rule)
+            else:
+                conn.end = "total_timeout"
         except asyncio.CancelledError:
-            conn.end = "proxy_closed"
+            conn.end = "proxy_closed" if rule is not None else None
+            rule = rule or "proxy_closed"
             raise
+        except Exception:  # a client that vanished, a resolver that raised: never a crash
+            if rule is None:
+                rule = "client_error"
+                await _refuse(writer, rule)
+            else:
+                conn.end = "error"
         finally:
             for stream in (upstream, writer):
                 if stream is not None:
                     stream.close()
-            self._record(endpoint, conn, rule)
+            self._record(endpoint, conn, rule or "client_error")
 
     async def _read_request(self, reader: asyncio.StreamReader, conn: _Connection) -> ProxyRequest:
         settings = self.settings
@@ -272,7 +281,7 @@ class EgressProxy:
         parts = line.split(" ")
         conn.method = parts[0][:16] if parts[0].isascii() else None
         if len(parts) > 1:
-            conn.target = parts[1]
+            conn.target = parts[1][:255]
         request = parse_request_head(
             head,
             connect_ports=settings.connect_ports,
@@ -291,7 +300,7 @@ class EgressProxy:
         try:
             async with asyncio.timeout(self.settings.resolve_timeout):
                 answer = await self._resolve(request.host, request.port)
-        except (TimeoutError, OSError, UnicodeError):
+        except Exception:  # the resolver's failure, whatever it is, refuses the name
             raise EgressRefused("resolution_failed") from None
         addresses: list[IpAddress] = []
         for text in list(answer)[:_MAX_ADDRESSES]:

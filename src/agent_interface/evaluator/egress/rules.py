@@ -63,6 +63,8 @@ EgressRule = Literal[
     "connection_limit",
     "head_timeout",
     "total_timeout",
+    "client_error",
+    "proxy_closed",
 ]
 """Why a connection was allowed (``allowed``) or which rule refused it."""
 
