@@ -182,6 +182,13 @@ def test_allowed_domain_over_connect_is_relayed_and_counted(world: World) -> Non
     assert (HOST_V4, 443) in world.host.seen
 
 
+def test_names_are_matched_without_case_or_root_dot(world: World) -> None:
+    world.dns.answers["allowed.test"] = [[HOST_V4]]
+    status, echo = _from_sandbox(world, b"CONNECT ALLOWED.Test.:443 HTTP/1.1\r\n\r\n", b"case")
+    assert (status, echo) == ("HTTP/1.1 200 Connection established", b"case")
+    assert _last(world.proxy_a)["host"] == "allowed.test"
+
+
 def test_allowed_subdomain_and_plain_http(world: World) -> None:
     world.dns.answers["api.allowed.test"] = [[HOST_V4]]
     status, body = _from_sandbox(world, b"GET http://api.allowed.test/hello?x=1 HTTP/1.1\r\n"
@@ -269,13 +276,16 @@ def test_tricks_in_headers_are_refused(world: World, headers: bytes, rule: str) 
 @pytest.mark.parametrize(("answer", "detail"), [
     (["127.0.0.1"], "loopback"), ([HOST_PRIVATE_V4], "private"), (["169.254.169.254"], "cloud_metadata"),
     (["fe80::1"], "link_local"), (["::ffff:127.0.0.1"], "loopback"), ([HOST_V4, "127.0.0.1"], "loopback"),
-    (["0.0.0.0"], "unspecified"), (["224.0.0.1"], "multicast"),
+    (["0.0.0.0"], "unspecified"), (["224.0.0.1"], "multicast"), (["64:ff9b::7f00:1"], "loopback"),
+    (["2002:7f00:1::"], "loopback"), (["::ffff:10.77.0.2"], "private"), (["fd00:ec2::254"], "cloud_metadata"),
+    (["not-an-address"], None),
 ])
-def test_non_public_dns_answers_are_refused(world: World, answer: list[str], detail: str) -> None:
+def test_non_public_dns_answers_are_refused(world: World, answer: list[str], detail: str | None) -> None:
     world.dns.answers["bad.allowed.test"] = [answer]
     seen = len(world.host.seen)
-    decision = _refused(world, b"CONNECT bad.allowed.test:443 HTTP/1.1\r\n\r\n", "address_refused")
-    assert decision["address_class"] == detail
+    rule = "address_refused" if detail else "resolution_failed"
+    decision = _refused(world, b"CONNECT bad.allowed.test:443 HTTP/1.1\r\n\r\n", rule)
+    assert decision.get("address_class") == detail
     assert len(world.host.seen) == seen and world.loopback_seen == []
 
 
