@@ -193,6 +193,11 @@ class EgressProxy:
                 self._tasks.add(task)
             try:
                 await self._serve(endpoint, reader, writer)
+            except asyncio.CancelledError:
+                # close() ended this connection (recorded as proxy_closed); the stream
+                # callback of asyncio 3.11 reads task.exception() and would log a
+                # cancelled task as an error.
+                pass
             finally:
                 self._active -= 1
                 if task is not None:
