@@ -393,8 +393,8 @@ class _Idle(Exception):
 
 
 async def _refuse(writer: asyncio.StreamWriter, rule: EgressRule) -> None:
+    """Answer with the refusal and close; the transport flushes the short answer itself,
+    so a client that never reads holds no task."""
     with contextlib.suppress(OSError, RuntimeError):
         writer.write(_refusal_response(rule))
-        async with asyncio.timeout(1.0):
-            await writer.drain()
     writer.close()
