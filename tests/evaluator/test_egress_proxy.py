@@ -360,3 +360,15 @@ def test_every_decision_is_in_the_jsonl_file_and_the_summary(world: World) -> No
     lines = path.read_text().splitlines()
     assert len(lines) == len(world.proxy_a.log.records())
     assert summary["allowed"] + sum(summary["refused"].values()) == len(lines)
+
+
+def test_the_loopback_tcp_endpoint_enforces_the_same_policy(world: World) -> None:
+    world.dns.answers["allowed.test"] = [[HOST_V4]]
+    port = world.proxy_a.tcp_port or 0
+    before = _decided(world.proxy_a)
+    allowed = in_netns(world.proxy_ns, lambda: exchange(port, b"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n", b"t"))
+    refused = in_netns(world.proxy_ns, lambda: exchange(port, b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n"))
+    _settled(world.proxy_a, before + 2)
+    assert allowed == ("HTTP/1.1 200 Connection established", b"t")
+    assert refused[0].startswith("HTTP/1.1 403")
+    assert [d.endpoint for d in world.proxy_a.log.records()[-2:]] == ["tcp", "tcp"]
