@@ -45,7 +45,15 @@ def netns_unavailable() -> str | None:
     made = subprocess.run(["ip", "netns", "add", name], capture_output=True)
     if made.returncode != 0:
         return "ip netns add failed: " + made.stderr.decode(errors="replace").strip()
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    try:
+        veth = subprocess.run(
+            ["ip", "-n", name, "link", "add", "aiegprobe0", "type", "veth", "peer", "name", "aiegprobe1"],
+            capture_output=True,
+        )
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    if veth.returncode != 0:
+        return "veth pairs are unavailable: " + veth.stderr.decode(errors="replace").strip()
     return None
 
 
