@@ -89,6 +89,16 @@ def test_extra_public_networks_open_private_ranges_but_never_loopback() -> None:
     assert _rule(lambda: check_addresses([], extra)) == "resolution_failed"
 
 
+def test_refused_networks_close_public_addresses() -> None:
+    refused = (ipaddress.ip_network("203.0.113.0/24"),)
+    check_addresses([ipaddress.ip_address("8.8.8.8")], (), refused)
+    with pytest.raises(EgressRefused) as caught:
+        check_addresses([ipaddress.ip_address("8.8.8.8"), ipaddress.ip_address("203.0.113.7")], (), refused)
+    assert (caught.value.detail, caught.value.address) == ("refused_network", "203.0.113.7")
+    settings = EgressSettings(allow_domains=("a.test",), refused_networks=("203.0.113.0/24",))  # type: ignore[arg-type]
+    assert settings.policy_json()["refusedNetworks"] == ["203.0.113.0/24"]
+
+
 @pytest.mark.parametrize("network", [
     "127.0.0.0/8", "0.0.0.0/0", "169.254.0.0/16", "169.254.169.0/24", "100.100.100.0/24",
     "::/0", "fe80::/64", "::ffff:0:0/96", "224.0.0.0/8", "10.0.0.1/8", "not a network",
@@ -147,6 +157,7 @@ def test_settings_from_the_contract_policy() -> None:
     ({"max_connections": 0}, "/maxConnections"),
     ({"idle_timeout": float("nan")}, "/idleTimeout"),
     ({"extra_public_networks": ("127.0.0.0/8",)}, "/extraPublicNetworks/0"),
+    ({"refused_networks": ("8.8.8.8/8",)}, "/refusedNetworks/0"),
 ])
 def test_settings_refuse_bad_fields(options: dict[str, object], path: str) -> None:
     fields: dict[str, object] = {"allow_domains": ("a.test",), **options}

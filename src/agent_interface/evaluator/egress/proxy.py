@@ -314,7 +314,9 @@ class EgressProxy:
             except (TypeError, ValueError):
                 raise EgressRefused("resolution_failed") from None
         try:
-            check_addresses(addresses, self.settings.extra_public_networks)
+            check_addresses(
+                addresses, self.settings.extra_public_networks, self.settings.refused_networks
+            )
         except EgressRefused as refused:
             conn.address = refused.address
             raise

@@ -39,6 +39,7 @@ __all__ = [
     "check_addresses",
     "check_public_networks",
     "normalize_host",
+    "parse_networks",
 ]
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -97,10 +98,13 @@ class EgressRefused(Exception):
     """
 
     def __init__(
-        self, rule: EgressRule, detail: AddressClass | None = None, address: str | None = None
+        self,
+        rule: EgressRule,
+        detail: AddressClass | Literal["refused_network"] | None = None,
+        address: str | None = None,
     ) -> None:
         self.rule: EgressRule = rule
-        self.detail: AddressClass | None = detail
+        self.detail = detail
         self.address = address
         super().__init__(rule if detail is None else f"{rule} ({detail})")
 
@@ -177,6 +181,19 @@ class EgressAllowList:
         return any(".".join(labels[start:]) in self._domains for start in range(1, len(labels)))
 
 
+def parse_networks(networks: Iterable[IpNetwork | str], field: str) -> tuple[IpNetwork, ...]:
+    """``networks`` parsed (``ContractError`` at ``/field/index`` for one that is not)."""
+    parsed: list[IpNetwork] = []
+    for index, network in enumerate(networks):
+        try:
+            parsed.append(ipaddress.ip_network(network, strict=True))
+        except (TypeError, ValueError):
+            raise ContractError.single(
+                f"/{field}/{index}", "egress_network_invalid", "a network must be an address block"
+            ) from None
+    return tuple(parsed)
+
+
 def check_public_networks(networks: Iterable[IpNetwork | str]) -> tuple[IpNetwork, ...]:
     """``networks`` parsed, refused (``ContractError``) when one overlaps a never-public range.
 
@@ -212,16 +229,22 @@ def _holds_never_public(network: IpNetwork) -> bool:
 
 
 def check_addresses(
-    addresses: Sequence[IpAddress], extra_public: Sequence[IpNetwork] = ()
+    addresses: Sequence[IpAddress],
+    extra_public: Sequence[IpNetwork] = (),
+    refused_networks: Sequence[IpNetwork] = (),
 ) -> None:
     """Refuse (``address_refused`` with the class) unless every address is public.
 
-    An address counts as public when the address policy finds no refused class, or when
-    its class is private or reserved and it lies in one of ``extra_public``.
+    An address counts as public when it lies in none of ``refused_networks`` (the
+    operator's own: the host's public addresses, a cluster's ranges; class
+    ``refused_network``) and the address policy finds no refused class, or its class is
+    private or reserved and it lies in one of ``extra_public``.
     """
     if not addresses:
         raise EgressRefused("resolution_failed")
     for address in addresses:
+        if any(address in network for network in refused_networks):
+            raise EgressRefused("address_refused", "refused_network", str(address))
         refused = classify_address(address)
         if refused is None:
             continue

@@ -6,6 +6,8 @@ built (``ContractError`` naming the field). ``extra_public_networks`` is for tes
 private deployments only: addresses there that the SSRF policy calls private or reserved
 are treated as public by this proxy; it is empty by default, and loopback, link-local,
 unspecified, multicast and cloud metadata addresses stay refused whatever it holds.
+``refused_networks`` goes the other way: public addresses this deployment must never
+reach (the host's own public addresses, a cluster's service ranges).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from agent_interface.evaluator.egress.rules import (
     EgressAllowList,
     IpNetwork,
     check_public_networks,
+    parse_networks,
 )
 
 __all__ = ["DEFAULT_HTTP_METHODS", "EgressSettings"]
@@ -71,6 +74,7 @@ class EgressSettings:
     idle_timeout: float = 120.0
     total_timeout: float = 3_600.0
     extra_public_networks: tuple[IpNetwork, ...] = ()
+    refused_networks: tuple[IpNetwork, ...] = ()
     allow_list: EgressAllowList = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -106,6 +110,9 @@ class EgressSettings:
         object.__setattr__(
             self, "extra_public_networks", check_public_networks(self.extra_public_networks)
         )
+        object.__setattr__(
+            self, "refused_networks", parse_networks(self.refused_networks, "refusedNetworks")
+        )
 
     @classmethod
     def from_policy(cls, policy: AgentExactProcessStrictEgress, **options: Any) -> EgressSettings:
@@ -128,4 +135,6 @@ class EgressSettings:
         }
         if self.extra_public_networks:
             data["extraPublicNetworks"] = [str(network) for network in self.extra_public_networks]
+        if self.refused_networks:
+            data["refusedNetworks"] = [str(network) for network in self.refused_networks]
         return data
