@@ -11,6 +11,8 @@ The wire contract (``core`` ... ``candidate``) describes; this family acts:
   and :class:`LocalIsolation` / :func:`detect_local_isolation` (which namespaces work here);
 * the candidate integrity verifier (``verify``, the Git sandbox ``git_*``, the artifact
   resolvers); its public names are also exported by the package root;
+* the strict-egress proxy (``evaluator.egress``): ``allowDomains`` enforced for a sandbox
+  whose only way out is the proxy's socket; not yet used by a provider;
 * the evaluator path: :func:`materialize_candidate` (a verified bundle's files on disk),
   :func:`run_candidate` / :func:`run_candidate_async` (a run on the local provider and
   its receipts), :class:`LocalArtifactStore` (artifacts named by CID).

@@ -1,0 +1,140 @@
+"""What one strict-egress proxy enforces: the allow list, ports, methods and its bounds.
+
+:class:`EgressSettings` is built from an ``AgentExactProcessStrictEgress`` policy
+(:meth:`EgressSettings.from_policy`) or directly; every field is checked when it is
+built (``ContractError`` naming the field). ``extra_public_networks`` is for tests and
+private deployments only: addresses there that the SSRF policy calls private or reserved
+are treated as public by this proxy; it is empty by default, and loopback, link-local,
+unspecified, multicast and cloud metadata addresses stay refused whatever it holds.
+``refused_networks`` goes the other way: public addresses this deployment must never
+reach (the host's own public addresses, a cluster's service ranges).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from agent_interface.core.errors import ContractError
+from agent_interface.environment.exact_process import AgentExactProcessStrictEgress
+from agent_interface.evaluator.egress.rules import (
+    EgressAllowList,
+    IpNetwork,
+    check_public_networks,
+    parse_networks,
+)
+
+__all__ = ["DEFAULT_HTTP_METHODS", "EgressSettings"]
+
+DEFAULT_HTTP_METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""The methods a plain HTTP request may use (never ``TRACE``, ``CONNECT`` to port 80...)."""
+
+_MAX_PORTS = 64
+
+
+def _ports(name: str, ports: Iterable[int]) -> frozenset[int]:
+    values = tuple(ports)
+    if not values or len(values) > _MAX_PORTS or any(
+        isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536 for port in values
+    ):
+        raise ContractError.single(
+            f"/{name}", "egress_ports", "allowed ports must be 1 to 64 integers from 1 to 65535"
+        )
+    return frozenset(values)
+
+
+def _positive(name: str, value: float, *, integer: bool) -> None:
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value > 0 or value != value:
+        raise ContractError.single(f"/{name}", "egress_limit", "a proxy limit must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class EgressSettings:
+    """The enforced policy of one proxy; see the module docstring for ``extra_public_networks``.
+
+    Timeouts are seconds: ``head_timeout`` to receive the request head,
+    ``resolve_timeout`` for the lookup, ``connect_timeout`` for the connection to the
+    checked address, ``idle_timeout`` without a byte either way, ``total_timeout`` for
+    a connection's whole life.
+    """
+
+    allow_domains: tuple[str, ...]
+    include_subdomains: bool = True
+    connect_ports: frozenset[int] = frozenset({443})
+    http_ports: frozenset[int] = frozenset({80})
+    http_methods: frozenset[str] = DEFAULT_HTTP_METHODS
+    max_connections: int = 256
+    max_head_bytes: int = 16_384
+    max_headers: int = 100
+    head_timeout: float = 10.0
+    resolve_timeout: float = 5.0
+    connect_timeout: float = 10.0
+    idle_timeout: float = 120.0
+    total_timeout: float = 3_600.0
+    extra_public_networks: tuple[IpNetwork, ...] = ()
+    refused_networks: tuple[IpNetwork, ...] = ()
+    allow_list: EgressAllowList = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        allow = EgressAllowList(self.allow_domains, include_subdomains=self.include_subdomains)
+        if not allow.domains:
+            raise ContractError.single(
+                "/allowDomains", "egress_domains_empty", "strict egress needs at least one domain"
+            )
+        object.__setattr__(self, "allow_list", allow)
+        object.__setattr__(self, "allow_domains", allow.domains)
+        object.__setattr__(self, "connect_ports", _ports("connectPorts", self.connect_ports))
+        object.__setattr__(self, "http_ports", _ports("httpPorts", self.http_ports))
+        methods = frozenset(self.http_methods)
+        if not methods or not methods <= DEFAULT_HTTP_METHODS:
+            raise ContractError.single(
+                "/httpMethods", "egress_methods", "plain HTTP methods must be a subset of the defaults"
+            )
+        object.__setattr__(self, "http_methods", methods)
+        for name, value in (
+            ("maxConnections", self.max_connections),
+            ("maxHeadBytes", self.max_head_bytes),
+            ("maxHeaders", self.max_headers),
+        ):
+            _positive(name, value, integer=True)
+        for name, number in (
+            ("headTimeout", self.head_timeout),
+            ("resolveTimeout", self.resolve_timeout),
+            ("connectTimeout", self.connect_timeout),
+            ("idleTimeout", self.idle_timeout),
+            ("totalTimeout", self.total_timeout),
+        ):
+            _positive(name, number, integer=False)
+        object.__setattr__(
+            self, "extra_public_networks", check_public_networks(self.extra_public_networks)
+        )
+        object.__setattr__(
+            self, "refused_networks", parse_networks(self.refused_networks, "refusedNetworks")
+        )
+
+    @classmethod
+    def from_policy(cls, policy: AgentExactProcessStrictEgress, **options: Any) -> EgressSettings:
+        """The settings enforcing ``policy`` (``options`` are the other fields)."""
+        return cls(allow_domains=tuple(policy.allow_domains), **options)
+
+    def policy_json(self) -> dict[str, Any]:
+        """What the proxy enforces, as the run's evidence names it."""
+        data: dict[str, Any] = {
+            "mode": "strict",
+            "allowDomains": list(self.allow_domains),
+            "includeSubdomains": self.include_subdomains,
+            "connectPorts": sorted(self.connect_ports),
+            "httpPorts": sorted(self.http_ports),
+            "httpMethods": sorted(self.http_methods),
+            "maxConnections": self.max_connections,
+            "maxHeadBytes": self.max_head_bytes,
+            "idleTimeoutSeconds": self.idle_timeout,
+            "totalTimeoutSeconds": self.total_timeout,
+        }
+        if self.extra_public_networks:
+            data["extraPublicNetworks"] = [str(network) for network in self.extra_public_networks]
+        if self.refused_networks:
+            data["refusedNetworks"] = [str(network) for network in self.refused_networks]
+        return data
