@@ -48,21 +48,24 @@ from .oci_documents import (
 )
 from .rootfs_cache import RootfsCache
 
-__all__ = ["NAME_ANNOTATION", "TAG_ANNOTATION", "OciImageStore", "ResolvedImage", "StoredImage"]
+__all__ = ["NAME_ANNOTATION", "SOURCE_ANNOTATION", "TAG_ANNOTATION", "OciImageStore", "ResolvedImage", "StoredImage"]
 
 NAME_ANNOTATION: Final = "io.agent-interface.image.name"
 TAG_ANNOTATION: Final = "org.opencontainers.image.ref.name"
+SOURCE_ANNOTATION: Final = "io.agent-interface.image.source"
 _LAYOUT: Final = b'{"imageLayoutVersion":"1.0.0"}'
 
 
 @dataclass(frozen=True, slots=True)
 class StoredImage:
-    """One entry of the store's ``index.json``: a name (and tag) for an index or manifest digest."""
+    """One entry of the store's ``index.json``: a name (and tag) for an index or manifest
+    digest, and where it was imported from (``source``), if recorded."""
 
     name: str
     digest: str
     media_type: str
     tag: str | None = None
+    source: str | None = None
 
     @property
     def reference(self) -> str:
@@ -159,29 +162,36 @@ class OciImageStore:
         """Every named image in the store, in import order."""
         return tuple(
             StoredImage(e.annotations.get(NAME_ANNOTATION, ""), e.digest, e.media_type,
-                        e.annotations.get(TAG_ANNOTATION))
+                        e.annotations.get(TAG_ANNOTATION), e.annotations.get(SOURCE_ANNOTATION))
             for e in self._entries()
         )
 
-    def _record(self, name: str, top: Descriptor, tag: str | None) -> StoredImage:
+    def _record(self, name: str, top: Descriptor, tag: str | None, origin: str | None) -> StoredImage:
         annotations = {NAME_ANNOTATION: name}
         if tag is not None:
             annotations[TAG_ANNOTATION] = tag
+        if origin is not None:
+            annotations[SOURCE_ANNOTATION] = origin
         entry = Descriptor(top.media_type, top.digest, top.size, None, annotations)
         with self._index_lock():
-            entries = [
+            entries = [  # one entry per (name, digest) and per (name, tag): a tag moves
                 e for e in self._entries()
-                if not (e.annotations.get(NAME_ANNOTATION) == name and (tag is None or e.digest == top.digest
-                        or e.annotations.get(TAG_ANNOTATION) == tag))
+                if not (e.annotations.get(NAME_ANNOTATION) == name and (
+                    e.digest == top.digest or (tag is not None and e.annotations.get(TAG_ANNOTATION) == tag)))
             ]
             entries.append(entry)
             self._write_index(entries)
-        return StoredImage(name, top.digest, top.media_type, tag)
+        return StoredImage(name, top.digest, top.media_type, tag, origin)
 
     # -- import -----------------------------------------------------------------------------
 
-    def import_layout(self, source: str | os.PathLike[str], *, name: str, tag: str | None = None) -> StoredImage:
-        """Copy the image ``tag`` (or the only image) of the OCI layout ``source`` in, checked.
+    def import_layout(
+        self, source: str | os.PathLike[str], *, name: str, tag: str | None = None,
+        source_tag: str | None = None, origin: str | None = None,
+    ) -> StoredImage:
+        """Copy the image ``source_tag`` (default ``tag``; the only image if both are ``None``)
+        of the OCI layout ``source`` in, checked, and name it ``name`` (and ``tag``);
+        ``origin`` is recorded as where it came from.
 
         Refused: a source that is not an OCI layout, a tag it lacks (or several images and
         no tag), and every blob that is missing or does not hash to its digest.
@@ -189,13 +199,17 @@ class OciImageStore:
         check_image_name(name)
         if tag is not None:
             check_tag(tag)
+        if source_tag is None:
+            source_tag = tag
         layout = Path(source)
         marker = read_json(_read_file(layout / "oci-layout", 4096, "oci-layout"), "oci-layout", self.limits)
         if not isinstance(marker.get("imageLayoutVersion"), str):
             raise ImageRefused("image_document_invalid", "the source is not an OCI image layout")
         index = parse_index(_read_file(layout / "index.json", self.limits.max_document_bytes, "index.json"),
                             self.limits)
-        candidates = [d for d in index.manifests if tag is None or d.annotations.get(TAG_ANNOTATION) == tag]
+        candidates = [
+            d for d in index.manifests if source_tag is None or d.annotations.get(TAG_ANNOTATION) == source_tag
+        ]
         if len(candidates) != 1:
             tags = sorted({d.annotations.get(TAG_ANNOTATION, "(untagged)") for d in index.manifests})[:20]
             what = "no image" if not candidates else "several images"
@@ -211,7 +225,7 @@ class OciImageStore:
             self._copy_manifest(source_blobs, top)
         else:
             raise ImageRefused("image_unsupported", "the image is neither an OCI index nor an OCI manifest")
-        return self._record(name, Descriptor(top.media_type, top.digest, top.size), tag)
+        return self._record(name, Descriptor(top.media_type, top.digest, top.size), tag, origin)
 
     def _copy_document(self, source: BlobDirectory, descriptor: Descriptor) -> bytes:
         return source.read(descriptor.digest, descriptor.size, self.limits.max_document_bytes)
