@@ -46,7 +46,7 @@ def parse_digest_reference(reference: str) -> tuple[str, str]:
     """``(name, digest)`` of ``name[:tag]@sha256:<hex>``; a tag-only reference is refused."""
     if not isinstance(reference, str) or len(reference) > 512:
         raise ImageRefused("image_name_invalid", "an image reference must be a short string", "/reference")
-    name, at, digest = reference.partition("@")
+    name, at, digest = reference.rpartition("@")
     if not at:
         raise ImageRefused(
             "image_unsupported", "an exact image is named by digest (name@sha256:...), never by tag alone", "/reference"

@@ -57,7 +57,7 @@ def check_digest(value: object, where: str) -> str:
     """``value`` if it is ``sha256:<64 lowercase hex>``; refused otherwise."""
     if isinstance(value, str) and _SHA256.fullmatch(value):
         return value
-    if isinstance(value, str) and _ANY_DIGEST.fullmatch(value):
+    if isinstance(value, str) and _ANY_DIGEST.fullmatch(value) and not value.startswith("sha256:"):
         raise ImageRefused("image_unsupported", "only sha256 digests are accepted", where)
     raise ImageRefused("image_document_invalid", "a digest is not algorithm:hex", where)
 
