@@ -1,11 +1,11 @@
 """Small OCI images built inside the tests, with no registry and no tool but Python.
 
-``busybox_image`` (a session fixture) writes one image holding Debian's static
+``busybox_image`` (a session fixture, defined by ``busybox_image_fixture``) writes one image holding Debian's static
 ``/bin/busybox`` with links for the usual applets into an OCI layout and returns a
 :class:`BuiltImage` (layout path, tag, manifest, config and layer digests). Container
 provider tests can reuse it::
 
-    from tests.evaluator.oci_fixtures import busybox_image  # noqa: F401 (the fixture)
+    from tests.evaluator.oci_fixtures import busybox_image_fixture  # noqa: F401 (the fixture)
 
 :func:`build_image` writes an image from a dict of files; :func:`write_image` from layer
 tars made with :func:`tar_layer`, which writes any entry (so the hostile-layer tests can
@@ -216,8 +216,8 @@ def build_image(layout: Path, files: Mapping[str, bytes | str], *, tag: str = "t
     return write_image(layout, [tar_layer(entries)], tag=tag, **options)
 
 
-@pytest.fixture(scope="session")
-def busybox_image(tmp_path_factory: pytest.TempPathFactory) -> BuiltImage:
+@pytest.fixture(scope="session", name="busybox_image")
+def busybox_image_fixture(tmp_path_factory: pytest.TempPathFactory) -> BuiltImage:
     """A busybox image (the host's platform, one gzip layer) in a fresh OCI layout, tag ``busybox``."""
     if not os.access(BUSYBOX, os.X_OK):
         pytest.skip("busybox-static is not installed")

@@ -24,9 +24,10 @@ from agent_interface.evaluator.images.oci_store import OciImageStore
 from .oci_fixtures import Entry, tar_layer, write_image
 
 ROOT = os.geteuid() == 0
+DEFAULT = ImageLimits()
 
 
-def _root(tmp_path: Path, *layers: bytes, limits: ImageLimits = ImageLimits(), **options: object) -> ImageRoot:
+def _root(tmp_path: Path, *layers: bytes, limits: ImageLimits = DEFAULT, **options: object) -> ImageRoot:
     layout = tmp_path / f"src-{time.monotonic_ns()}"
     image = write_image(layout, list(layers), **options)
     store = OciImageStore(tmp_path / "store" / layout.name, limits=limits)
@@ -36,7 +37,7 @@ def _root(tmp_path: Path, *layers: bytes, limits: ImageLimits = ImageLimits(), *
     return root
 
 
-def _refused(tmp_path: Path, *layers: bytes, limits: ImageLimits = ImageLimits(), **options: object) -> str:
+def _refused(tmp_path: Path, *layers: bytes, limits: ImageLimits = DEFAULT, **options: object) -> str:
     before = set((tmp_path / "store").glob("*")) if (tmp_path / "store").exists() else set()
     with pytest.raises(ContractError) as error:
         _root(tmp_path, *layers, limits=limits, **options)

@@ -30,7 +30,7 @@ from .oci_fixtures import (
     BuiltImage,
     Entry,
     build_image,
-    busybox_image,  # noqa: F401 - the session fixture
+    busybox_image_fixture,  # noqa: F401 - the session fixture busybox_image
     tar_layer,
     write_image,
     write_index_image,

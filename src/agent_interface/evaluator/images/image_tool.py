@@ -47,7 +47,7 @@ def run_tool(argv: Sequence[str], *, scratch: str | os.PathLike[str], timeout_s:
     tool = os.path.basename(argv[0])
     env = {"PATH": _PATH, "HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LC_ALL": "C"}
     try:
-        process = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        process = subprocess.Popen(  # an argv list, never a shell
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -92,7 +92,7 @@ class IdMapping:
 class _BoundedTarInfo(tarfile.TarInfo):
     """Refuses an extension header (pax, GNU long name) too large to hold in memory."""
 
-    def _proc_member(self, tarfile: tarfile.TarFile) -> Any:  # type: ignore[override]
+    def _proc_member(self, tarfile: tarfile.TarFile) -> Any:
         if self.type in _EXTENSION_TYPES and self.size > _MAX_HEADER_BYTES:
             raise ImageRefused("image_too_large", "a tar extension header is larger than allowed")
         return super()._proc_member(tarfile)  # type: ignore[misc]
@@ -332,7 +332,9 @@ def apply_layer(state: LayerState, blob: VerifiedReader, compression: str, diff_
     On refusal the root is left half-written: the caller discards it.
     """
     try:
-        stream: IO[bytes] = gzip.GzipFile(fileobj=blob, mode="rb") if compression == "gzip" else blob  # type: ignore[assignment]
+        stream: IO[bytes] = (
+            gzip.GzipFile(fileobj=blob, mode="rb") if compression == "gzip" else blob  # type: ignore[call-overload,assignment]
+        )
         counted = _Counting(stream, state)
         layer = _Layer(state)
         with tarfile.open(fileobj=counted, mode="r|", tarinfo=_BoundedTarInfo) as tar:  # type: ignore[call-overload]

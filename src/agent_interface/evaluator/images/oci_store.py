@@ -124,11 +124,11 @@ class OciImageStore:
         self,
         root: str | os.PathLike[str],
         *,
-        limits: ImageLimits = ImageLimits(),
+        limits: ImageLimits | None = None,
         platform: OciPlatform | None = None,
     ) -> None:
         self.root: Final = Path(root)
-        self.limits: Final = limits
+        self.limits: Final = limits or ImageLimits()
         self.platform: Final = platform or host_platform()
         self.root.mkdir(parents=True, exist_ok=True)
         self.blobs: Final = BlobDirectory(self.root)
@@ -137,7 +137,7 @@ class OciImageStore:
             _write_atomic(self.root / "oci-layout", _LAYOUT)
         if not (self.root / "index.json").exists():
             self._write_index([])
-        self.cache: Final = RootfsCache(self.root / "rootfs", self.blobs, limits)
+        self.cache: Final = RootfsCache(self.root / "rootfs", self.blobs, self.limits)
 
     # -- the store's own index ------------------------------------------------------------
 
