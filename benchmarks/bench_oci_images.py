@@ -46,6 +46,28 @@ def report(label: str, samples: list[float]) -> None:
               f"   range {min(samples):8.2f} .. {max(samples):8.2f} ms   (n={len(samples)})")
 
 
+def one_run(work: Path, run: int, layout: Path, manifest: str, skopeo: bool, rows: dict[str, list[float]]) -> None:
+    def add(label: str, ms: float) -> None:
+        rows.setdefault(label, []).append(ms)
+
+    store = OciImageStore(work / f"store-{run}")
+    add("import layout (first)", timed(lambda: store.import_layout(layout, name="busybox")))
+    add("import layout (blobs present)", timed(lambda: store.import_layout(layout, name="busybox")))
+    add("image_root (first unpack)", timed(lambda: store.image_root(manifest)))
+    add("image_root (cached)", timed(lambda: store.image_root(manifest)))
+    if os.geteuid() == 0:
+        mapping = IdMapping(100000, 100000)
+        add("image_root (first unpack, id mapping)", timed(lambda: store.image_root(manifest, mapping)))
+    if skopeo:
+        fresh = OciImageStore(work / f"archive-store-{run}")
+        add("import oci-archive (skopeo + check)",
+            timed(lambda: import_oci_archive(fresh, work / "o.tar", name="busybox")))
+        add("import docker-archive (skopeo + check)",
+            timed(lambda: import_docker_archive(fresh, work / "d.tar", name="busybox")))
+    shutil.rmtree(work / f"store-{run}", ignore_errors=True)
+    shutil.rmtree(work / f"archive-store-{run}", ignore_errors=True)
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     work = Path(tempfile.mkdtemp(prefix="bench-oci-"))
@@ -60,24 +82,7 @@ def main() -> None:
             subprocess.run(["skopeo", "copy", "-q", source, f"docker-archive:{work}/d.tar"], check=True)
         rows: dict[str, list[float]] = {}
         for run in range(runs):
-            store = OciImageStore(work / f"store-{run}")
-            add = lambda label, ms: rows.setdefault(label, []).append(ms)  # noqa: E731
-            add("import layout (first)", timed(lambda: store.import_layout(image.layout, name="busybox")))
-            add("import layout (blobs present)", timed(lambda: store.import_layout(image.layout, name="busybox")))
-            add("image_root (first unpack)", timed(lambda: store.image_root(image.manifest_digest)))
-            add("image_root (cached)", timed(lambda: store.image_root(image.manifest_digest)))
-            if os.geteuid() == 0:
-                mapping = IdMapping(100000, 100000)
-                add("image_root (first unpack, id mapping)",
-                    timed(lambda: store.image_root(image.manifest_digest, mapping)))
-            if skopeo:
-                fresh = OciImageStore(work / f"archive-store-{run}")
-                add("import oci-archive (skopeo + check)",
-                    timed(lambda: import_oci_archive(fresh, work / "o.tar", name="busybox")))
-                add("import docker-archive (skopeo + check)",
-                    timed(lambda: import_docker_archive(fresh, work / "d.tar", name="busybox")))
-            shutil.rmtree(work / f"store-{run}", ignore_errors=True)
-            shutil.rmtree(work / f"archive-store-{run}", ignore_errors=True)
+            one_run(work, run, image.layout, image.manifest_digest, skopeo, rows)
         for label, samples in rows.items():
             report(label, samples)
     finally:
