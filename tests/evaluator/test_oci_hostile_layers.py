@@ -271,3 +271,33 @@ def test_later_layers_replace_files_and_directories(tmp_path: Path) -> None:
     assert (root.rootfs / "a").read_bytes() == b"now a file"
     assert (root.rootfs / "b" / "y").read_bytes() == b"2"
     assert stat.S_IMODE((root.rootfs / "c").stat().st_mode) == 0o755
+
+
+def test_malformed_pax_numbers_are_ignored_or_refused_never_a_crash(tmp_path: Path) -> None:
+    import io
+
+    for key, value, refused in (("size", "abc", False), ("uid", "-x", False), ("mtime", "nan-ish", False),
+                                ("size", "-5", True)):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo("f")
+            info.pax_headers = {key: value}
+            tar.addfile(info, io.BytesIO(b""))
+        if refused:
+            assert _refused(tmp_path, buffer.getvalue()) == "image_layer_unsafe"
+        else:
+            assert (_root(tmp_path, buffer.getvalue()).rootfs / "f").read_bytes() == b""
+
+
+def test_a_huge_declared_size_is_refused_before_tarfile_skips_it(tmp_path: Path) -> None:
+    import io
+
+    for name in ("f", ".wh.f", "d/.wh..wh..opq"):
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo(name)
+            info.pax_headers = {"size": "99999999999999999999999"}
+            tar.addfile(info, io.BytesIO(b""))
+        started = time.perf_counter()
+        assert _refused(tmp_path, buffer.getvalue()) == "image_too_large", name
+        assert time.perf_counter() - started < 5

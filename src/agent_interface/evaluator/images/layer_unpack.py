@@ -234,6 +234,10 @@ class _Layer:
         if state.entries > state.limits.max_layer_entries:
             raise ImageRefused("image_too_large", "the image's layers hold more entries than allowed")
         name = member.name
+        if member.size > state.limits.max_file_bytes:  # before tarfile skips that far, whatever the type
+            raise ImageRefused("image_too_large", f"layer entry {name!r} is larger than allowed")
+        if member.size < 0:
+            raise _refuse(name, "a negative size")
         parts = _parts(name)
         if not parts:
             return  # the root itself: its mode is the store's
@@ -246,8 +250,6 @@ class _Layer:
             return
         if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
             raise _refuse(name, "an entry type the unpacker does not create")
-        if member.isreg() and member.size > state.limits.max_file_bytes:
-            raise ImageRefused("image_too_large", f"layer entry {name!r} is larger than allowed")
         path = "/".join(parts)
         parent = _walk(state.root_fd, parts[:-1], create=True, name=name, made=state)
         assert parent is not None
@@ -342,7 +344,9 @@ def apply_layer(state: LayerState, blob: VerifiedReader, compression: str, diff_
                 layer.apply(tar, member)
         while counted.read(_CHUNK):
             pass
-    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, UnicodeError):
+    except ImageRefused:
+        raise
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, ValueError, OverflowError):
         blob.finish()
         raise ImageRefused("image_layer_unsafe", "a layer is not a readable tar stream") from None
     except OSError as error:
