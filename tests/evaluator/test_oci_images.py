@@ -418,3 +418,103 @@ def test_a_crashed_unpack_leaves_nothing_published_and_is_cleaned_next_time(
     assert list((store.cache.directory / "tmp").iterdir()) == []
     monkeypatch.setattr(rootfs_cache, "apply_layer", layer_unpack.apply_layer)
     assert store.image_root(image.manifest_digest) is not None
+
+
+def _tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
+    tree: dict[str, tuple[str, bytes | str]] = {}
+    for path in root.rglob("*"):
+        name = str(path.relative_to(root))
+        if path.is_symlink():
+            tree[name] = ("link", os.readlink(path))
+        elif path.is_dir():
+            tree[name] = ("dir", "")
+        else:
+            tree[name] = ("file", path.read_bytes())
+    return tree
+
+
+@pytest.mark.skipif(shutil.which("umoci") is None or not ROOT, reason="needs umoci, as root")
+def test_an_image_made_by_umoci_unpacks_as_umoci_unpacks_it(tmp_path: Path) -> None:
+    layout, bundle = tmp_path / "L", tmp_path / "B"
+    umoci = lambda *argv: subprocess.run(["umoci", *argv], check=True, capture_output=True, timeout=60)  # noqa: E731
+    umoci("init", "--layout", str(layout))
+    umoci("new", "--image", f"{layout}:t")
+    umoci("unpack", "--image", f"{layout}:t", str(bundle))
+    rootfs = bundle / "rootfs"
+    for sub in ("bin", "etc/deep", "gone/dir"):
+        (rootfs / sub).mkdir(parents=True)
+    shutil.copy("/bin/busybox", rootfs / "bin" / "busybox")
+    (rootfs / "bin" / "sh").symlink_to("busybox")
+    (rootfs / "etc" / "deep" / "f").write_bytes(b"deep")
+    (rootfs / "etc" / "old").write_bytes(b"old")
+    (rootfs / "gone" / "dir" / "x").write_bytes(b"x")
+    umoci("repack", "--image", f"{layout}:t", str(bundle))
+    shutil.rmtree(bundle)
+    umoci("unpack", "--image", f"{layout}:t", str(bundle))  # a second layer: deletions are whiteouts
+    (rootfs / "etc" / "old").unlink()
+    shutil.rmtree(rootfs / "gone")
+    (rootfs / "etc" / "new").write_bytes(b"new")
+    umoci("repack", "--image", f"{layout}:t", str(bundle))
+    shutil.rmtree(bundle)
+    umoci("unpack", "--image", f"{layout}:t", str(bundle))
+    store = OciImageStore(tmp_path / "store")
+    stored = store.import_layout(layout, name="umoci", tag="t")
+    root = store.image_root(stored.digest)
+    assert root is not None
+    assert _tree(root.rootfs) == _tree(rootfs)
+    assert not (root.rootfs / "gone").exists() and (root.rootfs / "etc" / "new").read_bytes() == b"new"
+
+
+# -- the tool runner ------------------------------------------------------------------------
+
+
+def test_tools_get_a_minimal_environment_and_their_failure_is_typed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_interface.evaluator.images.image_tool import run_tool
+
+    monkeypatch.setenv("REGISTRY_PASSWORD", "hunter2-secret")
+    script = "import os, sys; print(sorted(os.environ)); print(os.environ.get('REGISTRY_PASSWORD'))"
+    output = run_tool([sys.executable, "-c", script], scratch=tmp_path, timeout_s=30, max_output_bytes=4096)
+    assert b"hunter2" not in output and b"REGISTRY_PASSWORD" not in output
+    assert output.splitlines()[0] == b"['HOME', 'LC_ALL', 'PATH', 'TMPDIR']"
+    failing = "import sys; print('first'); print('last line \\x1b[31m'); sys.exit(3)"
+    with pytest.raises(ContractError) as error:
+        run_tool([sys.executable, "-c", failing], scratch=tmp_path, timeout_s=30, max_output_bytes=4096)
+    assert _code(error) == "image_tool_failed"
+    assert "exit 3" in str(error.value) and "last line ?[31m" in str(error.value)
+    with pytest.raises(ContractError) as error:
+        run_tool(["/nonexistent/skopeo", "copy"], scratch=tmp_path, timeout_s=30, max_output_bytes=4096)
+    assert _code(error) == "image_tool_failed"
+
+
+def test_a_tools_output_is_bounded_and_a_hung_tool_is_killed_with_its_children(tmp_path: Path) -> None:
+    from agent_interface.evaluator.images.image_tool import run_tool
+
+    flood = "import sys; [sys.stdout.buffer.write(b'x' * 65536) for _ in range(800)]"
+    output = run_tool([sys.executable, "-c", flood], scratch=tmp_path, timeout_s=60, max_output_bytes=10_000)
+    assert output == b"x" * 10_000
+    pidfile = tmp_path / "child.pid"
+    hang = (
+        "import subprocess, sys, time;"
+        "child = subprocess.Popen(['sleep', '60']);"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid));"
+        "time.sleep(60)"
+    )
+    started = time.perf_counter()
+    with pytest.raises(ContractError) as error:
+        run_tool([sys.executable, "-c", hang], scratch=tmp_path, timeout_s=1.5, max_output_bytes=4096)
+    assert _code(error) == "image_tool_failed" and "did not finish" in str(error.value)
+    assert time.perf_counter() - started < 15
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().split()[2]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the tool's child outlived the deadline")
