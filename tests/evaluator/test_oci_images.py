@@ -374,10 +374,12 @@ def test_ownership_is_mapped_into_the_user_namespace_range(tmp_path: Path) -> No
 
 
 _UNPACK = """
-import sys, time
+import os, sys, time
 from agent_interface.evaluator.images.oci_store import OciImageStore
-root = OciImageStore(sys.argv[1]).image_root(sys.argv[2])
-print(root.rootfs)
+store = OciImageStore(sys.argv[1])
+while not os.path.exists(sys.argv[3]):  # start together
+    time.sleep(0.001)
+print(store.image_root(sys.argv[2]).rootfs)
 """
 
 
@@ -387,8 +389,11 @@ def test_two_processes_unpacking_one_image_share_one_intact_root(
     store = OciImageStore(tmp_path / "store")
     store.import_layout(busybox_image.layout, name="busybox")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    argv = [sys.executable, "-c", _UNPACK, str(store.root), busybox_image.manifest_digest]
+    go = tmp_path / "go"
+    argv = [sys.executable, "-c", _UNPACK, str(store.root), busybox_image.manifest_digest, str(go)]
     processes = [subprocess.Popen(argv, stdout=subprocess.PIPE, env=env) for _ in range(3)]
+    time.sleep(1.0)
+    go.touch()
     outputs = [p.communicate(timeout=60)[0].decode().strip() for p in processes]
     assert all(p.returncode == 0 for p in processes)
     assert len(set(outputs)) == 1
@@ -518,3 +523,16 @@ def test_a_tools_output_is_bounded_and_a_hung_tool_is_killed_with_its_children(t
         time.sleep(0.05)
     else:
         pytest.fail("the tool's child outlived the deadline")
+
+
+def test_a_moved_tag_leaves_the_image_it_named_reachable_by_digest(tmp_path: Path) -> None:
+    first = build_image(tmp_path / "one", {"v": b"1"}, tag="latest")
+    second = build_image(tmp_path / "two", {"v": b"2"}, tag="latest")
+    store = OciImageStore(tmp_path / "store")
+    store.import_layout(first.layout, name="task", tag="latest")
+    store.import_layout(second.layout, name="task", tag="latest")
+    store.import_layout(second.layout, name="task", tag="latest")  # again: one entry, not two
+    assert [(i.digest, i.tag) for i in store.images()] == [
+        (first.manifest_digest, None), (second.manifest_digest, "latest")]
+    old = store.image_root(first.manifest_digest)
+    assert old is not None and (old.rootfs / "v").read_bytes() == b"1"

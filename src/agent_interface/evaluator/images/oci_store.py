@@ -174,11 +174,15 @@ class OciImageStore:
             annotations[SOURCE_ANNOTATION] = origin
         entry = Descriptor(top.media_type, top.digest, top.size, None, annotations)
         with self._index_lock():
-            entries = [  # one entry per (name, digest) and per (name, tag): a tag moves
-                e for e in self._entries()
-                if not (e.annotations.get(NAME_ANNOTATION) == name and (
-                    e.digest == top.digest or (tag is not None and e.annotations.get(TAG_ANNOTATION) == tag)))
-            ]
+            entries = []  # one entry per (name, digest); a tag moves, the image it left stays
+            for e in self._entries():
+                if e.annotations.get(NAME_ANNOTATION) == name:
+                    if e.digest == top.digest:
+                        continue
+                    if tag is not None and e.annotations.get(TAG_ANNOTATION) == tag:
+                        kept = {k: v for k, v in e.annotations.items() if k != TAG_ANNOTATION}
+                        e = Descriptor(e.media_type, e.digest, e.size, e.platform, kept)
+                entries.append(e)
             entries.append(entry)
             self._write_index(entries)
         return StoredImage(name, top.digest, top.media_type, tag, origin)
