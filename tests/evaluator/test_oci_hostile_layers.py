@@ -301,3 +301,13 @@ def test_a_huge_declared_size_is_refused_before_tarfile_skips_it(tmp_path: Path)
         started = time.perf_counter()
         assert _refused(tmp_path, buffer.getvalue()) == "image_too_large", name
         assert time.perf_counter() - started < 5
+
+
+def test_an_opaque_directory_keeps_only_what_its_own_layer_wrote_at_any_depth(tmp_path: Path) -> None:
+    lower = tar_layer([Entry("d/", kind="dir", mode=0o755), Entry("d/sub/", kind="dir", mode=0o755),
+                       Entry("d/sub/old", b"old"), Entry("d/top", b"top")])
+    upper = tar_layer([Entry("d/", kind="dir", mode=0o755), Entry("d/sub/", kind="dir", mode=0o755),
+                       Entry("d/sub/new", b"new"), Entry("d/fresh/deep/f", b"f"), Entry("d/.wh..wh..opq")])
+    root = _root(tmp_path, lower, upper)
+    assert sorted(str(p.relative_to(root.rootfs)) for p in (root.rootfs / "d").rglob("*")) == [
+        "d/fresh", "d/fresh/deep", "d/fresh/deep/f", "d/sub", "d/sub/new"]

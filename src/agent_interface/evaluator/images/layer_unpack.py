@@ -138,11 +138,14 @@ def _parts(name: str) -> list[str]:
     return parts
 
 
-def _walk(root_fd: int, parts: list[str], *, create: bool, name: str, made: LayerState | None = None) -> int | None:
+def _walk(
+    root_fd: int, parts: list[str], *, create: bool, name: str, made: LayerState | None = None,
+    own: set[str] | None = None,
+) -> int | None:
     """A descriptor of the directory ``parts`` under the root, never through a link.
 
-    Missing directories are created (mode 0o700 until :meth:`LayerState.finish`) when
-    ``create``, else ``None`` is returned.
+    Missing directories are created (mode 0o700 until :meth:`LayerState.finish`, recorded
+    in ``own``) when ``create``, else ``None`` is returned.
     """
     fd = os.dup(root_fd)
     for depth, part in enumerate(parts):
@@ -153,6 +156,8 @@ def _walk(root_fd: int, parts: list[str], *, create: bool, name: str, made: Laye
                 os.close(fd)
                 return None
             os.mkdir(part, 0o700, dir_fd=fd)
+            if own is not None:
+                own.add("/".join(parts[: depth + 1]))
             if made is not None:
                 made.dir_modes.setdefault("/".join(parts[: depth + 1]), 0o755)
                 if made.mapping is not None:
@@ -251,7 +256,7 @@ class _Layer:
         if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
             raise _refuse(name, "an entry type the unpacker does not create")
         path = "/".join(parts)
-        parent = _walk(state.root_fd, parts[:-1], create=True, name=name, made=state)
+        parent = _walk(state.root_fd, parts[:-1], create=True, name=name, made=state, own=self.own)
         assert parent is not None
         try:
             self.own.add(path)
@@ -306,6 +311,22 @@ class _Layer:
         finally:
             os.close(source)
 
+    def opaque(self, directory: int, prefix: str) -> None:
+        """Remove from ``directory`` (recursively) every entry this layer did not write."""
+        for child in os.listdir(directory):
+            path = f"{prefix}/{child}" if prefix else child
+            if path not in self.own:
+                _remove(self.state, directory, child, path, keep_dir=False)
+                continue
+            try:
+                below = os.open(child, _DIR_FLAGS, dir_fd=directory)
+            except OSError:
+                continue  # a file or a link this layer wrote: kept as it is
+            try:
+                self.opaque(below, path)
+            finally:
+                os.close(below)
+
     def whiteout(self, parts: list[str], name: str) -> None:
         parent = _walk(self.state.root_fd, parts[:-1], create=False, name=name)
         if parent is None:
@@ -313,10 +334,7 @@ class _Layer:
         prefix = "/".join(parts[:-1])
         try:
             if parts[-1] == _OPAQUE:
-                for child in os.listdir(parent):
-                    path = f"{prefix}/{child}" if prefix else child
-                    if path not in self.own:
-                        _remove(self.state, parent, child, path, keep_dir=False)
+                self.opaque(parent, prefix)
                 return
             target = parts[-1][len(_WHITEOUT) :]
             if target in ("", ".", "..") or target.startswith(_WHITEOUT):
