@@ -9,7 +9,8 @@ provider tests can reuse it::
 
 :func:`build_image` writes an image from a dict of files; :func:`write_image` from layer
 tars made with :func:`tar_layer`, which writes any entry (so the hostile-layer tests can
-make ``../`` names, device nodes, hard links to ``/etc/shadow`` and the like).
+make ``../`` names, device nodes, hard links to ``/etc/shadow`` and the like);
+:func:`hostile_layers` names the layer stacks every unpacker must refuse.
 """
 
 from __future__ import annotations
@@ -214,6 +215,30 @@ def build_image(layout: Path, files: Mapping[str, bytes | str], *, tag: str = "t
     """An image of one layer holding ``files`` (see :func:`files_entries`) plus ``tmp/``."""
     entries = [*files_entries(files), Entry("tmp/", kind="dir", mode=0o1777)]
     return write_image(layout, [tar_layer(entries)], tag=tag, **options)
+
+
+def hostile_layers(outside: Path) -> dict[str, list[bytes]]:
+    """Layer stacks (bottom first) an image store must refuse, aimed at the host path
+    ``outside`` (a directory the caller watches): each must leave it untouched."""
+    up = "../" * 40 + str(outside).lstrip("/")
+    return {
+        "dotdot-name": [tar_layer([Entry(f"{up}/pwned", b"x")])],
+        "absolute-name": [tar_layer([Entry(f"{outside}/pwned", b"x")])],
+        "write-through-absolute-symlink": [
+            tar_layer([Entry("evil", kind="symlink", target=str(outside)), Entry("evil/pwned", b"x")])],
+        "write-through-lower-symlink": [
+            tar_layer([Entry("evil", kind="symlink", target=up)]), tar_layer([Entry("evil/pwned", b"x")])],
+        "hardlink-to-etc-shadow": [tar_layer([Entry("shadow", kind="hardlink", target="/etc/shadow")])],
+        "hardlink-dotdot": [tar_layer([Entry("shadow", kind="hardlink", target="../../../../etc/shadow")])],
+        "hardlink-missing-in-root": [tar_layer([Entry("shadow", kind="hardlink", target="etc/shadow")])],
+        "whiteout-outside": [tar_layer([Entry(f"{up}/.wh.keep")])],
+        "whiteout-dotdot": [tar_layer([Entry("d/", kind="dir", mode=0o755), Entry("d/.wh..")])],
+        "whiteout-through-symlink": [
+            tar_layer([Entry("link", kind="symlink", target=str(outside))]), tar_layer([Entry("link/.wh.keep")])],
+        "opaque-through-symlink": [
+            tar_layer([Entry("link", kind="symlink", target=str(outside))]),
+            tar_layer([Entry("link/.wh..wh..opq")])],
+    }
 
 
 @pytest.fixture(scope="session", name="busybox_image")

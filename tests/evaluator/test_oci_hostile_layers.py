@@ -311,3 +311,17 @@ def test_an_opaque_directory_keeps_only_what_its_own_layer_wrote_at_any_depth(tm
     root = _root(tmp_path, lower, upper)
     assert sorted(str(p.relative_to(root.rootfs)) for p in (root.rootfs / "d").rglob("*")) == [
         "d/fresh", "d/fresh/deep", "d/fresh/deep/f", "d/sub", "d/sub/new"]
+
+
+def test_every_hostile_stack_of_the_fixtures_is_refused_and_the_host_is_untouched(tmp_path: Path) -> None:
+    from .oci_fixtures import hostile_layers
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_bytes(b"host")
+    shadow = os.stat("/etc/shadow")
+    for name, layers in hostile_layers(outside).items():
+        assert _refused(tmp_path, *layers) == "image_layer_unsafe", name
+    assert sorted(p.name for p in outside.iterdir()) == ["keep"]
+    assert (outside / "keep").read_bytes() == b"host"
+    assert os.stat("/etc/shadow").st_nlink == shadow.st_nlink
