@@ -536,3 +536,13 @@ def test_a_moved_tag_leaves_the_image_it_named_reachable_by_digest(tmp_path: Pat
         (first.manifest_digest, None), (second.manifest_digest, "latest")]
     old = store.image_root(first.manifest_digest)
     assert old is not None and (old.rootfs / "v").read_bytes() == b"1"
+
+
+def test_the_store_names_a_bounded_number_of_images(tmp_path: Path) -> None:
+    store = OciImageStore(tmp_path / "store", limits=ImageLimits(max_store_images=2, max_descriptors=1))
+    for i in range(2):  # the store's own index is bounded by max_store_images, not max_descriptors
+        store.import_layout(build_image(tmp_path / f"i{i}", {"v": b"%d" % i}).layout, name=f"image{i}")
+    with pytest.raises(ContractError) as error:
+        store.import_layout(build_image(tmp_path / "i2", {"v": b"2"}).layout, name="image2")
+    assert _code(error) == "image_too_large"
+    assert len(store.images()) == 2

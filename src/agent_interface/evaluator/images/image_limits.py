@@ -47,7 +47,8 @@ class ImageLimits:
     layers of one image together (500,000); ``max_file_bytes`` one unpacked file (4 GiB);
     ``max_unpacked_bytes`` the unpacked bytes of one image, all layers (16 GiB, counted on
     the decompressed stream, so a gzip bomb stops there); ``tool_timeout_s`` one
-    ``skopeo`` run (600 s); ``max_tool_output_bytes`` kept of its output (64 KiB).
+    ``skopeo`` run (600 s); ``max_tool_output_bytes`` kept of its output (64 KiB);
+    ``max_store_images`` entries of the store's own ``index.json`` (10,000).
     """
 
     max_document_bytes: int = 4 << 20
@@ -58,3 +59,4 @@ class ImageLimits:
     max_unpacked_bytes: int = 16 << 30
     tool_timeout_s: float = 600.0
     max_tool_output_bytes: int = 64 << 10
+    max_store_images: int = 10_000

@@ -23,7 +23,7 @@ import json
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
@@ -151,8 +151,9 @@ class OciImageStore:
             os.close(fd)
 
     def _entries(self) -> tuple[Descriptor, ...]:
-        return parse_index(_read_file(self.root / "index.json", self.limits.max_document_bytes, "index.json"),
-                           self.limits).manifests
+        count = self.limits.max_store_images
+        own = replace(self.limits, max_descriptors=count, max_document_bytes=max(count * 2048, 1 << 20))
+        return parse_index(_read_file(self.root / "index.json", own.max_document_bytes, "index.json"), own).manifests
 
     def _write_index(self, entries: list[Descriptor]) -> None:
         doc = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": [e.to_json() for e in entries]}
@@ -184,6 +185,8 @@ class OciImageStore:
                         e = Descriptor(e.media_type, e.digest, e.size, e.platform, kept)
                 entries.append(e)
             entries.append(entry)
+            if len(entries) > self.limits.max_store_images:
+                raise ImageRefused("image_too_large", "the store holds as many images as it may")
             self._write_index(entries)
         return StoredImage(name, top.digest, top.media_type, tag, origin)
 
