@@ -546,3 +546,17 @@ def test_the_store_names_a_bounded_number_of_images(tmp_path: Path) -> None:
         store.import_layout(build_image(tmp_path / "i2", {"v": b"2"}).layout, name="image2")
     assert _code(error) == "image_too_large"
     assert len(store.images()) == 2
+
+
+@needs_skopeo
+def test_an_oci_archive_of_an_index_keeps_the_index_digest(tmp_path: Path) -> None:
+    layer = tar_layer([Entry("f", b"x")])
+    built = write_index_image(tmp_path / "src", {(HOST.os, HOST.architecture): [layer], OTHER: [layer]})
+    host_image = built[(HOST.os, HOST.architecture)]
+    subprocess.run(["skopeo", "copy", "-q", "--all", f"oci:{tmp_path}/src:t", f"oci-archive:{tmp_path}/x.tar"],
+                   check=True, timeout=60)
+    store = OciImageStore(tmp_path / "store")
+    stored = import_oci_archive(store, tmp_path / "x.tar", name="multi")
+    assert stored.digest == host_image.index_digest
+    root = store.image_root(host_image.manifest_digest)
+    assert root is not None and root.index_digest == host_image.index_digest
