@@ -32,6 +32,7 @@ from typing import Any
 from agent_interface.conformance.branching import run_branching_conformance_async
 from agent_interface.conformance.provider_turns import (
     DEFAULT_PROMPT,
+    ORDER_CHECKS,
     TurnProbe,
     check_capability_surface_by_member,
     check_dispatch_and_session,
@@ -91,6 +92,7 @@ PROVIDER_CHECKS: tuple[str, ...] = (
     "metadata.detached",
     "stream.events",
     "stream.terminal",
+    *(f"stream.{name}" for name in ORDER_CHECKS),
     "stream.result",
     "stream.usage",
     "dispatch.session_id",
@@ -129,7 +131,9 @@ def _member(subject: object, name: str) -> Any:
     """``subject.name``, or ``None`` when it is missing or reading it raises."""
     try:
         return getattr(subject, name, None)
-    except Exception:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a hostile property is a missing member, never a crash
         return None
 
 
@@ -233,7 +237,7 @@ async def run_provider_conformance_async(
     base = _create_base(create_input)
     name = _member(provider, "name")
     subject = name if _text(name) else type(provider).__name__
-    run = CheckRun("provider", subject, secrets=_secrets_of(base))
+    run = CheckRun("provider", subject, secrets=_secrets_of(base), timeout=5 * timeout)
     probe = _Probe(provider, run, base, uuid.uuid4().hex[:12], timeout)
     try:
         await _checks(probe, prompt, require_usage, require_dispatch)
