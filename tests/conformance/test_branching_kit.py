@@ -17,7 +17,7 @@ from agent_interface.conformance import (
     run_branching_conformance,
     run_branching_conformance_async,
 )
-from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest
+from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest, WorkspaceCheckpointSuccess
 from agent_interface.durable.cleanup import WorkspaceCleanupAcknowledgement
 from agent_interface.durable.fork import WorkspaceForkRequest
 from agent_interface.testing import InMemoryWorkspaceBranching
@@ -203,11 +203,35 @@ class CleanupRaises(Recording):
         raise RuntimeError("fork cleanup is down")
 
 
+class CheckpointIgnoresMetadata(Recording):
+    """Decides replay or conflict on the request without its metadata."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bare: dict[str, str] = {}
+
+    @staticmethod
+    def _bare(request: Any) -> str:
+        wire = {key: value for key, value in request.to_wire().items() if key not in ("metadata", "idempotencyKey", "requestDigest")}
+        return str(WorkspaceCheckpointRequest.seal(wire, idempotency_key=request.idempotency_key).request_digest)
+
+    async def checkpoint(self, request: Any) -> Any:
+        bare = self._bare(request)
+        known = self._checkpoints.get(request.idempotency_key)
+        if known is not None and self.bare.get(request.idempotency_key) == bare:
+            return WorkspaceCheckpointSuccess(
+                status="replayed", idempotency_key=request.idempotency_key, request_digest=request.request_digest, checkpoint=known.ref
+            )
+        self.bare.setdefault(request.idempotency_key, bare)
+        return await super().checkpoint(request)
+
+
 BROKEN: list[tuple[type[Recording], str]] = [
     (HalfDeclared, "durable_flags_declared_together"),
     (LosesCheckpointAnswer, "checkpoint_created"),
     (ReplaysAsCreated, "checkpoint_replayed"),
     (ReplaysChangedInput, "checkpoint_changed_input_conflicts"),
+    (CheckpointIgnoresMetadata, "checkpoint_changed_metadata_conflicts"),
     (CheckpointLookupForgets, "checkpoint_lookup_recovers"),
     (LosesForkAnswer, "fork_created"),
     (ForkReplaysAsCreated, "fork_replayed"),

@@ -69,6 +69,7 @@ BRANCHING_CHECKS = (
     "checkpoint_created",
     "checkpoint_replayed",
     "checkpoint_changed_input_conflicts",
+    "checkpoint_changed_metadata_conflicts",
     "checkpoint_lookup_recovers",
     "fork_created",
     "fork_replayed",
@@ -249,6 +250,27 @@ async def _checks(
         )
 
     await run.check("checkpoint_changed_input_conflicts", checkpoint_conflict)
+
+    changed_metadata = WorkspaceCheckpointRequest.seal(
+        {"source": source_run, "name": "conformance", "metadata": {"nonce": nonce, "changed": "metadata only"}},
+        idempotency_key=checkpoint_request.idempotency_key,
+    )
+
+    async def metadata_conflict() -> None:
+        answer = _parse(
+            WorkspaceCheckpointResult, await maybe_await(engine.checkpoint(changed_metadata)), "checkpoint() with changed metadata"
+        )
+        expect(
+            answer.status == "conflict",
+            f"a reused key whose request changed only its metadata answered {answer.status!r}, not 'conflict' "
+            "(metadata enters the request digest)",
+        )
+        expect(
+            not workspace_checkpoint_result_matches_request(changed_metadata, answer),
+            "a conflict must never match as a usable checkpoint",
+        )
+
+    await run.check("checkpoint_changed_metadata_conflicts", metadata_conflict)
 
     async def checkpoint_lookups() -> None:
         found = _parse(
