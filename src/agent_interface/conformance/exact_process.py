@@ -71,6 +71,7 @@ EXACT_PROCESS_CHECKS: Final = (
     "exact-process-egress-refusal",
     "exact-process-idempotency",
     "exact-process-idempotency-collision",
+    "exact-process-idempotency-metadata",
     "exact-file-roundtrip",
     "exact-file-confinement",
     "fresh-environment",
@@ -288,6 +289,17 @@ async def _idempotency(run: _Run) -> None:
     run.created.append(run.environment)
     repeated = await maybe_await(run.exact.create(run.input()))
     expect(repeated.id == run.environment.id, "a repeated create returned another environment")
+
+
+async def _metadata_collision(run: _Run) -> None:
+    changed = run.input()
+    changed["metadata"] = {**changed["metadata"], "conformance-changed": "metadata only"}
+    try:
+        await _refused("a create reusing the key with only the metadata changed", lambda: maybe_await(run.exact.create(changed)))
+    except _Accepted as accepted:
+        if getattr(accepted.made, "id", None) != run.environment.id:
+            await run.discard(accepted.made)
+        raise
 
 
 async def _collision(run: _Run) -> None:
@@ -518,7 +530,7 @@ async def run_exact_process_conformance_async(
         else CreateAgentExactProcessEnvironmentInput.parse_wire(thaw(create_input)).to_wire()
     )
     provider = await maybe_await(create_provider())
-    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)))
+    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)), timeout=2 * timeout_s)
     exact = getattr(provider, "exact_process", None)
     run = _Run(create_provider, provider, exact, template, launches, uuid.uuid4().hex, checks, timeout_s)
     run.file_path = f"/tmp/agent-interface-exact-process-{run.run_id}.bin"
@@ -551,6 +563,7 @@ async def _run_checks(run: _Run) -> None:
     created = await run.check("exact-process-idempotency", lambda: _idempotency(run))
     created = created or run.environment is not None
     await run.check("exact-process-idempotency-collision", lambda: _collision(run), created)
+    await run.check("exact-process-idempotency-metadata", lambda: _metadata_collision(run), created)
     written = await run.check("exact-file-roundtrip", lambda: _file_roundtrip(run), created)
     await run.check("exact-file-confinement", lambda: _file_confinement(run), written)
     await run.check("fresh-environment", lambda: _fresh(run), written)
