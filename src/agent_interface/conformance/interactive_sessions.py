@@ -7,7 +7,7 @@ answer with the contract's own matchers, the reference testkit's properties incl
 * a start answers a matching ref whose preparation receipt binds the requested profile
   and names the admitted route; replaying it answers the same ref and launches no
   second process, before and after the process exits; changed material under the same
-  run is refused and launches nothing;
+  run is refused (``interactive.changed_start_refused``) and launches nothing;
 * control claims are compare-and-swap: replay after a lost acknowledgement, the two
   distinct conflicts, and the launch-generation fence (a coordinator that assumes
   generation zero is refused when the provider launched at a later one);
@@ -79,6 +79,7 @@ INTERACTIVE_CHECKS = (
     "interactive.start_admission",
     "interactive.start_replay_no_second_process",
     "interactive.changed_start_no_second_process",
+    "interactive.changed_start_refused",
     "interactive.launch_generation_fence",
     "interactive.control_claims",
     "interactive.superseded_claim_refused",
@@ -93,6 +94,11 @@ INTERACTIVE_CHECKS = (
 """Every check the interactive kit records, in order."""
 
 _EXPIRED = "2000-01-01T00:00:00.000Z"
+
+
+def _after(name: str) -> tuple[str, ...]:
+    """The checks recorded after ``name``, in order."""
+    return INTERACTIVE_CHECKS[INTERACTIVE_CHECKS.index(name) + 1:]
 
 
 def _parse(tp: Any, value: Any, what: str) -> Any:
@@ -256,8 +262,9 @@ class _Checks:
         await run.check("interactive.start_admission", self.admission)
         await self.counted("interactive.start_replay_no_second_process", self.replay_counted)
         await self.counted("interactive.changed_start_no_second_process", self.changed_counted)
+        await run.check("interactive.changed_start_refused", self.changed_refused)
         if not passed or "session" not in state:
-            for name in INTERACTIVE_CHECKS[5:]:
+            for name in _after("interactive.changed_start_refused"):
                 self.skip(name, "the start did not answer a usable session")
             return
         if self.generation > 0:
@@ -265,7 +272,7 @@ class _Checks:
         else:
             self.skip("interactive.launch_generation_fence", "the provider launches at generation 0: nothing to fence")
         if not await run.check("interactive.control_claims", self.claims):
-            for name in INTERACTIVE_CHECKS[6:]:
+            for name in _after("interactive.control_claims"):
                 self.skip(name, "no control claim was accepted")
             return
         await run.check("interactive.superseded_claim_refused", self.superseded)
@@ -300,13 +307,15 @@ class _Checks:
         expect(agent_interactive_session_ref_matches_start(self.start, ref), "the ref does not answer the start")
         again = _parse(AgentInteractiveSessionRef, await maybe_await(target.start_interactive(self.start)), "start_interactive() retry")
         expect(again == ref, "replaying the same start answered another ref or receipt")
-        await _refused(
-            lambda: target.start_interactive(self.changed), "a start whose material changed after its run was derived"
-        )
         state["session"] = target.interactive(ref)
         status = _parse(AgentInteractiveSessionStatus, await maybe_await(state["session"].status()), "status()")
         expect(status.state == "running", f"a started session is {status.state!r}")
         expect(agent_interactive_session_status_matches_ref(ref, status), "the status describes another process")
+
+    async def changed_refused(self) -> None:
+        await _refused(
+            lambda: self.target.start_interactive(self.changed), "a start whose material changed after its run was derived"
+        )
 
     async def admission(self) -> None:
         ref, start = self.state["ref"], self.start
