@@ -74,6 +74,7 @@ BRANCHING_CHECKS = (
     "fork_created",
     "fork_replayed",
     "fork_changed_input_conflicts",
+    "fork_changed_placement_conflicts",
     "fork_lookup_recovers",
     "checkpoint_cleanup_respects_dependent_forks",
     "cleanup_changed_target_conflicts",
@@ -311,7 +312,7 @@ async def _checks(
         {"checkpoint": checkpoint, "name": "conformance-fork-changed", "metadata": {"nonce": nonce}, "placement": where},
         idempotency_key=fork_request.idempotency_key,
     )
-    fork_checks = rest[4:]
+    fork_checks = rest[rest.index("fork_created"):]
     if absent("fork"):
         skip_all(fork_checks, "the engine has no fork()")
         return
@@ -350,6 +351,22 @@ async def _checks(
         )
 
     await run.check("fork_changed_input_conflicts", fork_conflict)
+
+    moved = {**where, "region": "conformance-moved" if where.get("region") != "conformance-moved" else "conformance-moved-again"}
+    moved_fork = WorkspaceForkRequest.seal(
+        {"checkpoint": checkpoint, "name": "conformance-fork", "metadata": {"nonce": nonce}, "placement": moved},
+        idempotency_key=fork_request.idempotency_key,
+    )
+
+    async def placement_conflict() -> None:
+        answer = _parse(WorkspaceForkResult, await maybe_await(engine.fork(moved_fork)), "fork() with changed placement")
+        expect(
+            answer.status == "conflict",
+            f"a reused fork key whose request changed only its placement answered {answer.status!r}, not 'conflict' "
+            "(the requested placement is part of the fork's identity)",
+        )
+
+    await run.check("fork_changed_placement_conflicts", placement_conflict)
 
     async def fork_lookups() -> None:
         found = _parse(WorkspaceForkLookupResult, await maybe_await(engine.lookup_fork(_lookup(fork_request))), "lookup_fork()")
