@@ -17,7 +17,10 @@ from agent_interface.conformance import (
     run_branching_conformance,
     run_branching_conformance_async,
 )
-from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest, WorkspaceCheckpointSuccess
+from agent_interface.durable.checkpoint import (
+    WorkspaceCheckpointRequest,
+    WorkspaceCheckpointSuccess,
+)
 from agent_interface.durable.cleanup import WorkspaceCleanupAcknowledgement
 from agent_interface.durable.fork import WorkspaceForkRequest
 from agent_interface.testing import InMemoryWorkspaceBranching

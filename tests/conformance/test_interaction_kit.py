@@ -119,9 +119,9 @@ class ComparesOutcomeOnly(InMemoryInteractions):
     async def _answer(self, command: Any, environment_id: Any, session_id: Any) -> Any:
         ack = await super()._answer(command, environment_id, session_id)
         item = self._interactions.get((command.binding.run_id, command.binding.interaction_id))
-        if ack.status == "already_resolved_different" and item is not None and item.resolution is not None:
-            if item.resolution.get("outcome") == command.response.outcome:
-                return ack.model_copy(update={"status": "already_resolved_same"})
+        resolution = item.resolution if item is not None else None
+        if ack.status == "already_resolved_different" and resolution is not None and resolution.get("outcome") == command.response.outcome:
+            return ack.model_copy(update={"status": "already_resolved_same"})
         return ack
 
 
