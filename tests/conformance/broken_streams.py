@@ -102,6 +102,20 @@ class _CreateSystemExit(FakeProvider):
         raise SystemExit(3)
 
 
+def _blind_to(field_name: str) -> type[FakeProvider]:
+    class Blind(FakeProvider):
+        """Compares a reused key's input without ``field_name``: a change there replays."""
+
+        async def create(self, input: CreateAgentEnvironmentInput) -> FakeEnvironment:
+            first = self.__dict__.setdefault("first_values", {})
+            value = first.get(input.idempotency_key, getattr(input, field_name))
+            environment = await super().create(input.model_copy(update={field_name: value}))
+            first.setdefault(input.idempotency_key, value)  # bound only once a create succeeded
+            return environment
+
+    return Blind
+
+
 HUGE_MESSAGE = "x" * (8 * 1024 * 1024)
 
 _FAST = {"timeout": 0.3}
@@ -135,6 +149,10 @@ STREAM_BROKEN: dict[str, list[Broken]] = {
     ],
     "stream.result": [
         Broken("a stream that blocks the kit's thread past the timeout", fake_with(_BlocksTheThread, DISABLED), options={"timeout": 0.5}, also=_PROFILE),
+    ],
+    "idempotency.conflict_fields": [
+        Broken("a reused key with changed metadata replays", lambda: _blind_to("metadata")(DISABLED)),
+        Broken("a reused key with a changed profile replays", lambda: _blind_to("profile")(DISABLED)),
     ],
     "create.basic": [
         Broken("create() raises SystemExit", lambda: _CreateSystemExit(DISABLED)),

@@ -87,6 +87,7 @@ PROVIDER_CHECKS: tuple[str, ...] = (
     "idempotency.replay_verdict",
     "idempotency.per_call",
     "idempotency.conflict",
+    "idempotency.conflict_fields",
     "idempotency.key_kept",
     "idempotency.concurrent",
     "metadata.detached",
@@ -455,6 +456,17 @@ async def _metadata_and_idempotency(
 
     await run.check("idempotency.conflict", conflict, "a changed input under a used key is refused before any effect")
 
+    async def conflict_fields() -> None:
+        for field_name, changed in _one_field_changes(first_input):
+            before = await probe.count()
+            await _expect_refused(probe, changed, f"the same key with only {field_name} changed")
+            after = await probe.count()
+            expect(before is None or after == before, f"the create with only {field_name} changed moved list() {before} -> {after}")
+
+    await run.check(
+        "idempotency.conflict_fields", conflict_fields, "a used key with only the metadata, or only the profile, changed is refused"
+    )
+
     async def key_kept() -> None:
         again = await probe.create(first_input, "create() after a refused conflict")
         expect(getattr(again, "id", None) == env_id, "after a refused conflict the key no longer names the first environment")
@@ -493,6 +505,26 @@ async def _metadata_and_idempotency(
         await run.check("metadata.detached", detached, "each environment keeps its own metadata snapshot")
     else:
         run.skip("metadata.detached", "not run: no second environment was created")
+
+
+def _one_field_changes(first: CreateAgentEnvironmentInput) -> list[tuple[str, CreateAgentEnvironmentInput]]:
+    """The first input with one digested field changed at a time: ``metadata`` (one key
+    added) and ``profile`` (its name, or the catalog name, changed)."""
+    changes: list[tuple[str, CreateAgentEnvironmentInput]] = []
+    wire = first.to_wire()
+    changes.append(("metadata", CreateAgentEnvironmentInput.parse_wire(
+        {**wire, "metadata": {**(wire.get("metadata") or {}), "conformance-changed": "metadata only"}}
+    )))
+    profile = wire.get("profile")
+    if isinstance(profile, Mapping) and isinstance(profile.get("name"), str):
+        changed_profile: Any = {**profile, "name": f"{profile['name']}-changed"}
+    elif isinstance(profile, str):
+        changed_profile = f"{profile}-changed"
+    else:
+        return changes
+    with contextlib.suppress(ContractError):  # a profile that cannot be renamed is left out
+        changes.append(("profile", CreateAgentEnvironmentInput.parse_wire({**wire, "profile": changed_profile})))
+    return changes
 
 
 async def _expect_refused(probe: _Probe, input: CreateAgentEnvironmentInput, what: str) -> ContractError:
