@@ -122,3 +122,19 @@ def test_cap_and_safe_str() -> None:
     assert cap("x" * 10, 4) == "xxxx... [6 characters cut]"
     assert cap("short") == "short"
     assert safe_str(_Recursing()).startswith("<_Recursing whose str() raised")
+
+
+def test_an_exception_escaping_outside_any_check_ends_the_run_with_a_report() -> None:
+    from agent_interface.conformance import run_interactive_session_conformance, run_interactive_session_conformance_async
+    from agent_interface.testing import InMemoryInteractiveSessions
+
+    class ExitingCounter(InMemoryInteractiveSessions):
+        @property
+        def start_count(self) -> int:  # type: ignore[override]
+            raise SystemExit(5)
+
+    for report in (
+        run_interactive_session_conformance(ExitingCounter()),
+        asyncio.run(run_interactive_session_conformance_async(ExitingCounter())),
+    ):
+        assert not report.ok and "SystemExit: 5" in report.gave_up, str(report)

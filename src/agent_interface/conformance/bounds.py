@@ -38,6 +38,7 @@ __all__ = [
     "current_watch",
     "describe_error",
     "grace",
+    "reset_watch",
     "safe_str",
     "set_watch",
     "settle",
@@ -230,6 +231,12 @@ def current_watch() -> KitWatch | None:
     return _WATCH.get()
 
 
-def set_watch(watch: KitWatch | None) -> None:
-    """Install ``watch`` in the current context (the synchronous runner does, on its thread)."""
-    _WATCH.set(watch)
+def set_watch(watch: KitWatch | None) -> contextvars.Token[KitWatch | None]:
+    """Install ``watch`` in the current context (the synchronous runner does, on its
+    thread); the token undoes it (:func:`reset_watch`)."""
+    return _WATCH.set(watch)
+
+
+def reset_watch(token: contextvars.Token[KitWatch | None]) -> None:
+    """Undo the :func:`set_watch` that answered ``token``."""
+    _WATCH.reset(token)

@@ -29,6 +29,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -109,6 +110,7 @@ def _echoes(answer: WorkspaceCleanupAcknowledgement, request: WorkspaceCleanupRe
     )
 
 
+@contained
 async def run_branching_conformance_async(
     engine: Any,
     *,

@@ -38,6 +38,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     describe_error,
     expect,
     maybe_await,
@@ -509,6 +510,7 @@ async def _destroy(run: _Run) -> None:
     )
 
 
+@contained
 async def run_exact_process_conformance_async(
     create_provider: Callable[[], Any],
     create_input: CreateAgentExactProcessEnvironmentInput | Mapping[str, Any],

@@ -40,6 +40,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -257,6 +258,7 @@ def _validate(scenario: Any) -> InteractionScenario:
     return scenario
 
 
+@contained
 async def run_interaction_response_conformance_async(
     prepare: Callable[[InteractionTarget], InteractionScenario | Awaitable[InteractionScenario]],
     *,

@@ -35,6 +35,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -487,6 +488,7 @@ class _Checks:
         expect(await self.count() == now, "replaying an exited start launched another process")
 
 
+@contained
 async def run_interactive_session_conformance_async(
     target: Any,
     *,

@@ -44,6 +44,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     describe_error,
     expect,
     run_sync,
@@ -224,6 +225,7 @@ def _method(obj: Any, name: str) -> Any:
     return found if callable(found) else None
 
 
+@contained
 async def run_portable_context_conformance_async(
     *,
     plan: Callable[[PortableContextPlanRequest], Any],

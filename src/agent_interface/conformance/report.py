@@ -29,12 +29,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from agent_interface.conformance.bounds import (
     CallTimedOut,
@@ -44,6 +45,7 @@ from agent_interface.conformance.bounds import (
     current_watch,
     describe_error,
     grace,
+    reset_watch,
     safe_str,
     set_watch,
     settle,
@@ -57,6 +59,7 @@ __all__ = [
     "ConformanceFailure",
     "ConformanceReport",
     "ConformanceUsageError",
+    "contained",
     "describe_error",
     "expect",
     "maybe_await",
@@ -64,6 +67,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 CheckStatus = Literal["passed", "failed", "skipped", "not_applicable"]
 
@@ -319,6 +323,40 @@ class CheckRun:
         if current and not any(check.name == current for check in checks):
             checks.append(ConformanceCheck(current, "failed", cap(reason)))
         return ConformanceReport(self.kit, self.subject, tuple(checks), (), cap(reason))
+
+
+def contained(kit: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Wrap a kit's ``async`` entry point so that an exception escaping it once it has
+    started recording (provider code called outside any check raising ``SystemExit``,
+    say) ends the run with the report so far, ``gave_up`` naming the exception, instead
+    of escaping. ``KeyboardInterrupt``, :class:`ConformanceUsageError` and the caller's
+    own cancellation propagate."""
+
+    @functools.wraps(kit)
+    async def contained_kit(*args: P.args, **kwargs: P.kwargs) -> T:
+        watch = current_watch()
+        token = None
+        if watch is None:
+            watch = KitWatch()
+            token = set_watch(watch)
+        outer = watch.run
+        try:
+            return await kit(*args, **kwargs)
+        except (KeyboardInterrupt, ConformanceUsageError):
+            raise
+        except BaseException as error:
+            run = watch.run
+            if run is outer or run is None or (isinstance(error, asyncio.CancelledError) and being_cancelled()):
+                raise
+            report: T = run.abandoned(
+                f"the kit stopped: provider code raised {describe_error(error)} outside any check", watch.current
+            )
+            return report
+        finally:
+            if token is not None:
+                reset_watch(token)
+
+    return contained_kit
 
 
 def run_sync(kit: Coroutine[Any, Any, T]) -> T:

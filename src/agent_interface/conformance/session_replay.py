@@ -44,6 +44,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -111,6 +112,7 @@ def _ids(events: list[AgentEnvironmentEvent]) -> list[str | None]:
     return [event.id for event in events]
 
 
+@contained
 async def run_session_replay_conformance_async(
     provider: Any,
     *,
