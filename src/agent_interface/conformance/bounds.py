@@ -145,15 +145,15 @@ def _abandon(task: asyncio.Future[Any]) -> None:
 
 
 @overload
-async def settle(value: Awaitable[T], timeout: float, what: str) -> T: ...
+async def settle(value: Awaitable[T], timeout: float | None, what: str) -> T: ...
 
 
 @overload
-async def settle(value: T, timeout: float, what: str) -> T: ...
+async def settle(value: T, timeout: float | None, what: str) -> T: ...
 
 
-async def settle(value: Any, timeout: float, what: str) -> Any:
-    """What ``value`` answers, awaited for at most ``timeout`` seconds.
+async def settle(value: Any, timeout: float | None, what: str) -> Any:
+    """What ``value`` answers, awaited for at most ``timeout`` seconds (``None``: no bound).
 
     Raises :class:`CallTimedOut` when it does not answer in time (its task is cancelled,
     and abandoned when it ignores the cancellation), or when it answered only after
@@ -171,7 +171,7 @@ async def settle(value: Any, timeout: float, what: str) -> Any:
         task.cancel()
         _abandon(task)
         raise
-    if not done:
+    if not done and timeout is not None:
         task.cancel()
         finished, _ = await asyncio.wait({task}, timeout=grace(timeout))
         if not finished:
@@ -188,7 +188,7 @@ async def settle(value: Any, timeout: float, what: str) -> Any:
             raise error
         raise ProviderEscape(error) from None
     elapsed = time.monotonic() - started
-    if elapsed > timeout:
+    if timeout is not None and elapsed > timeout:
         raise CallTimedOut(
             f"{what} did not answer within {timeout:g} s (timed out after {timeout:g} s): "
             f"it answered after {elapsed:.1f} s, blocking the event loop"

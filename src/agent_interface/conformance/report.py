@@ -244,12 +244,12 @@ class CheckRun:
     subject: str
     secrets: Iterable[str] = ()
     checks: list[ConformanceCheck] = field(default_factory=list)
-    timeout: float = 30.0
+    timeout: float | None = 30.0
 
     def __post_init__(self) -> None:
         self.subject = safe_str(self.subject, 200)
         watch = current_watch()
-        if watch is not None:
+        if watch is not None and self.timeout is not None:
             watch.limit = max(watch.limit, self.timeout + grace(self.timeout))
             if watch.run is None:
                 watch.run = self
@@ -278,6 +278,7 @@ class CheckRun:
     async def check(
         self, name: str, body: Callable[[], Awaitable[object]], message: str = "", timeout: float | None = None
     ) -> bool:
+        # ``timeout=None`` means the run's own bound (itself ``None``: unbounded)
         """Run ``body`` for at most ``timeout`` (default :attr:`timeout`) seconds; it
         passes unless it raises or times out. Any exception (``SystemExit`` and
         ``GeneratorExit`` too) fails the check; ``KeyboardInterrupt`` and the kit's own
