@@ -56,7 +56,7 @@ class _BlocksTheThread(FakeEnvironment):
     def stream(self, input: Any) -> AsyncIterator[AgentEnvironmentEvent]:
         async def emit() -> AsyncIterator[AgentEnvironmentEvent]:
             yield _PART
-            time.sleep(1.5)
+            time.sleep(0.8)
             yield _RESULT
 
         return emit()
@@ -148,7 +148,7 @@ STREAM_BROKEN: dict[str, list[Broken]] = {
         Broken("a stream of events without end", fake_with(_Endless, DISABLED), options=_FAST, also=_PROFILE),
     ],
     "stream.result": [
-        Broken("a stream that blocks the kit's thread past the timeout", fake_with(_BlocksTheThread, DISABLED), options={"timeout": 0.5}, also=_PROFILE),
+        Broken("a stream that blocks the kit's thread past the timeout", fake_with(_BlocksTheThread, DISABLED), options={"timeout": 0.3}, also=_PROFILE),
     ],
     "idempotency.conflict_fields": [
         Broken("a reused key with changed metadata replays", lambda: _blind_to("metadata")(DISABLED)),

@@ -138,3 +138,17 @@ def test_an_exception_escaping_outside_any_check_ends_the_run_with_a_report() ->
         asyncio.run(run_interactive_session_conformance_async(ExitingCounter())),
     ):
         assert not report.ok and "SystemExit: 5" in report.gave_up, str(report)
+
+
+class _SlowSyncDocument(FakeProvider):
+    """capabilities() answers, but only after blocking four times the timeout."""
+
+    def capabilities(self) -> Any:  # type: ignore[override]
+        time.sleep(2.0)
+        return super().capabilities()
+
+
+def test_a_sync_call_far_beyond_the_timeout_is_not_reported_ok() -> None:
+    report = run_provider_conformance(_SlowSyncDocument(DISABLED), timeout=0.5)
+    assert not report.ok and report.check("capabilities.valid").failed, str(report)
+    assert "timed out after 0.5 s" in report.check("capabilities.valid").message

@@ -201,13 +201,15 @@ class KitWatch:
     """The heartbeat of one kit run on its own thread, read by the thread that waits.
 
     ``beat`` is the last instant (``time.monotonic``) the kit's event loop ran; ``limit``
-    how long it may stay silent before the waiting thread gives up (the longest check
-    bound a :class:`~agent_interface.conformance.report.CheckRun` declared, plus grace);
+    how long it may stay silent before the waiting thread gives up (the outermost
+    :class:`~agent_interface.conformance.report.CheckRun`'s call timeout, reported as
+    ``timeout``, plus grace; 0 means never);
     ``run`` the outermost check run, whose checks so far make the report; ``current`` the
     check that is running.
     """
 
     limit: float = 0.0
+    timeout: float = 0.0
     beat: float = field(default_factory=time.monotonic)
     run: Any = None
     current: str = ""

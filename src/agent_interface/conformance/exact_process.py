@@ -532,7 +532,7 @@ async def run_exact_process_conformance_async(
         else CreateAgentExactProcessEnvironmentInput.parse_wire(thaw(create_input)).to_wire()
     )
     provider = await maybe_await(create_provider())
-    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)), timeout=2 * timeout_s)
+    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)), timeout=2 * timeout_s, call_timeout=timeout_s)
     exact = getattr(provider, "exact_process", None)
     run = _Run(create_provider, provider, exact, template, launches, uuid.uuid4().hex, checks, timeout_s)
     run.file_path = f"/tmp/agent-interface-exact-process-{run.run_id}.bin"

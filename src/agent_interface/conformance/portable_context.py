@@ -280,7 +280,7 @@ async def run_portable_context_conformance_async(
         admission_control = bool(native is not None and native.admission_control)
 
     subject = name or type(provider if provider is not None else session if session is not None else plan).__name__
-    check_run = CheckRun("portable context", subject, timeout=None if timeout is None else 5 * timeout)
+    check_run = CheckRun("portable context", subject, timeout=None if timeout is None else 5 * timeout, call_timeout=timeout)
     kit = PortableContextKit(
         check_run,
         plan=plan,

@@ -241,7 +241,7 @@ async def run_provider_conformance_async(
     base = _create_base(create_input)
     name = _member(provider, "name")
     subject = name if _text(name) else type(provider).__name__
-    run = CheckRun("provider", subject, secrets=_secrets_of(base), timeout=5 * timeout)
+    run = CheckRun("provider", subject, secrets=_secrets_of(base), timeout=5 * timeout, call_timeout=timeout)
     probe = _Probe(provider, run, base, uuid.uuid4().hex[:12], timeout)
     try:
         await _checks(probe, prompt, require_usage, require_dispatch)

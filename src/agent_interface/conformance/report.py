@@ -44,7 +44,6 @@ from agent_interface.conformance.bounds import (
     cap,
     current_watch,
     describe_error,
-    grace,
     reset_watch,
     safe_str,
     set_watch,
@@ -70,6 +69,10 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 CheckStatus = Literal["passed", "failed", "skipped", "not_applicable"]
+
+BLOCK_GRACE = 1.0
+"""Seconds of a blocked kit thread tolerated beyond the timeout before the kit gives up
+(the kit's own work between two awaits, on a loaded machine)."""
 
 _NAMED_FAILURES = 10
 """How many failed checks the summary line names before it counts the rest."""
@@ -236,8 +239,9 @@ class CheckRun:
 
     Strings in ``secrets`` (secret answers, credentials) are never copied into a check's
     message: a message that would quote one is withheld. Every message is capped.
-    ``timeout`` bounds each check body, in seconds (and, on the synchronous entry point,
-    how long provider code may block the kit's thread before the kit gives up).
+    ``timeout`` bounds each check body, in seconds. On the synchronous entry point the
+    kit gives up when provider code blocks its thread for more than ``call_timeout`` (when
+    given, else ``timeout``) plus :data:`BLOCK_GRACE` seconds; the outermost run sets it.
     """
 
     kit: str
@@ -245,14 +249,16 @@ class CheckRun:
     secrets: Iterable[str] = ()
     checks: list[ConformanceCheck] = field(default_factory=list)
     timeout: float | None = 30.0
+    call_timeout: float | None = None
 
     def __post_init__(self) -> None:
         self.subject = safe_str(self.subject, 200)
         watch = current_watch()
-        if watch is not None and self.timeout is not None:
-            watch.limit = max(watch.limit, self.timeout + grace(self.timeout))
-            if watch.run is None:
-                watch.run = self
+        if watch is not None and watch.run is None:
+            watch.run = self
+            bound = self.call_timeout if self.call_timeout is not None else self.timeout
+            if bound is not None:
+                watch.timeout, watch.limit = bound, bound + BLOCK_GRACE
 
     def _record(self, name: str, status: CheckStatus, message: str) -> None:
         message = message if isinstance(message, str) else safe_str(message)
@@ -400,9 +406,10 @@ def run_sync(kit: Coroutine[Any, Any, T]) -> T:
     thread.start()
     try:
         while not finished.wait(0.02):
-            if watch.limit and watch.run is not None and watch.silent_for() > watch.limit:
+            silent = watch.silent_for()
+            if watch.limit and watch.run is not None and silent > watch.limit:
                 reason = (
-                    f"timed out after {watch.limit:g} s: provider code blocked the kit's thread "
+                    f"timed out after {watch.timeout:g} s: provider code blocked the kit's thread for {silent:.1f} s "
                     f"(it ignores cancellation or never yields){' in ' + watch.current if watch.current else ''}"
                 )
                 report: T = watch.run.abandoned(reason, watch.current)

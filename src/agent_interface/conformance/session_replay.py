@@ -132,7 +132,7 @@ async def run_session_replay_conformance_async(
     if provider is None or not callable(getattr(provider, "create", None)):
         raise ConformanceUsageError("run_session_replay_conformance needs a provider with create()")
     name = getattr(provider, "name", None)
-    run = CheckRun("session replay", subject or safe_str(name or type(provider).__name__), timeout=5 * timeout)
+    run = CheckRun("session replay", subject or safe_str(name or type(provider).__name__), timeout=5 * timeout, call_timeout=timeout)
     nonce = uuid.uuid4().hex[:12]
     made: dict[str, Any] = {}
 
