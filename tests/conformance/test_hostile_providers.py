@@ -30,7 +30,7 @@ from tests.conformance.broken_providers import fake_with
 from tests.conformance.broken_streams import HUGE_MESSAGE, _Huge, _raising, _Recursing
 from tests.conformance.fake_provider import DISABLED, FakeEnvironment, FakeProvider
 
-BLOCK_SECONDS = 8.0
+BLOCK_SECONDS = 5.0
 
 
 class _BlockedDocument(FakeProvider):
@@ -125,7 +125,10 @@ def test_cap_and_safe_str() -> None:
 
 
 def test_an_exception_escaping_outside_any_check_ends_the_run_with_a_report() -> None:
-    from agent_interface.conformance import run_interactive_session_conformance, run_interactive_session_conformance_async
+    from agent_interface.conformance import (
+        run_interactive_session_conformance,
+        run_interactive_session_conformance_async,
+    )
     from agent_interface.testing import InMemoryInteractiveSessions
 
     class ExitingCounter(InMemoryInteractiveSessions):
@@ -152,3 +155,34 @@ def test_a_sync_call_far_beyond_the_timeout_is_not_reported_ok() -> None:
     report = run_provider_conformance(_SlowSyncDocument(DISABLED), timeout=0.5)
     assert not report.ok and report.check("capabilities.valid").failed, str(report)
     assert "timed out after 0.5 s" in report.check("capabilities.valid").message
+
+
+async def _hang_forever(*args: Any) -> None:
+    while True:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            continue
+
+
+def test_the_branching_kit_abandons_an_engine_that_hangs_and_ignores_cancellation() -> None:
+    from agent_interface.conformance import run_branching_conformance
+
+    class Hangs:
+        provider = "hangs"
+        checkpoint = lookup_checkpoint = delete_checkpoint = fork = lookup_fork = destroy_fork = staticmethod(_hang_forever)
+
+    report = run_branching_conformance(Hangs(), timeout=0.2)
+    assert not report.ok
+    assert "ignored cancellation" in report.check("checkpoint_created").message, str(report)
+
+
+def test_the_interactive_kit_abandons_a_target_that_hangs_and_ignores_cancellation() -> None:
+    from agent_interface.conformance import run_interactive_session_conformance
+
+    class Hangs:
+        start_interactive = interactive = staticmethod(_hang_forever)
+
+    report = run_interactive_session_conformance(Hangs(), timeout=0.2)
+    assert not report.ok
+    assert "ignored cancellation" in report.check("interactive.start").message, str(report)

@@ -120,13 +120,15 @@ async def run_branching_conformance_async(
     forks_own_copy: bool | None = None,
     declared: Mapping[str, Any] | None = None,
     subject: str | None = None,
+    timeout: float = 30.0,
 ) -> ConformanceReport:
     """Run every check against ``engine`` (an ``AgentWorkspaceBranching``).
 
     ``provider`` defaults to ``engine.provider``; ``source`` is the exact run to
     checkpoint (a fresh one of that provider by default); ``forks_own_copy`` defaults to
     ``engine.forks_own_copy`` (false); ``declared`` is the engine's ``branching``
-    capability block, by default ``engine.capabilities``. Raises
+    capability block, by default ``engine.capabilities``. ``timeout`` bounds each check and
+    each cleanup call, in seconds. Raises
     :class:`ConformanceUsageError` when ``engine`` has none of the branching methods or
     no provider name can be found.
     """
@@ -135,12 +137,12 @@ async def run_branching_conformance_async(
     provider = provider if provider is not None else getattr(engine, "provider", None)
     if not isinstance(provider, str):
         raise ConformanceUsageError("pass provider=... or give the engine a provider attribute")
-    run = CheckRun("workspace branching", subject or f"{type(engine).__name__} ({provider})")
+    run = CheckRun("workspace branching", subject or f"{type(engine).__name__} ({provider})", timeout=timeout)
     resources = BranchingResources()
     try:
         await _checks(run, engine, resources, provider, source, placement, forks_own_copy, declared)
     finally:
-        failures = await cleanup_branching_resources(engine, resources)
+        failures = await cleanup_branching_resources(engine, resources, timeout)
         if failures:
             run.fail("cleanup", "; ".join(failures))
         else:

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agent_interface.conformance.bounds import CallTimedOut, settle
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
@@ -239,16 +240,16 @@ class _Run:
 
         async def bounded() -> None:
             try:
-                await asyncio.wait_for(body(), self.timeout_s)
-            except TimeoutError:
-                raise CheckFailed(f"did not finish within {self.timeout_s} s") from None
+                await settle(body(), self.timeout_s, "the check")
+            except CallTimedOut as timed_out:
+                raise CheckFailed(str(timed_out)) from None
 
         return await self.checks.check(name, bounded)
 
     async def discard(self, environment: Any) -> None:
         # Cleanup of a probe: the check already said what went wrong.
         with contextlib.suppress(Exception):
-            await maybe_await(environment.destroy())
+            await settle(environment.destroy(), self.timeout_s, "destroy()")
 
 
 async def _capability(run: _Run) -> None:
@@ -531,7 +532,7 @@ async def run_exact_process_conformance_async(
         if isinstance(create_input, CreateAgentExactProcessEnvironmentInput)
         else CreateAgentExactProcessEnvironmentInput.parse_wire(thaw(create_input)).to_wire()
     )
-    provider = await maybe_await(create_provider())
+    provider = await settle(create_provider(), timeout_s, "create_provider()")
     checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)), timeout=2 * timeout_s, call_timeout=timeout_s)
     exact = getattr(provider, "exact_process", None)
     run = _Run(create_provider, provider, exact, template, launches, uuid.uuid4().hex, checks, timeout_s)
@@ -546,7 +547,7 @@ async def run_exact_process_conformance_async(
 
 async def _run_checks(run: _Run) -> None:
     capabilities = AgentEnvironmentCapabilities.parse_wire(
-        plain_wire(await maybe_await(run.provider.capabilities()))
+        plain_wire(await settle(run.provider.capabilities(), run.timeout_s, "capabilities()"))
     )
     if capabilities.exact_process is None and run.exact is None:
         for name in EXACT_PROCESS_CHECKS:

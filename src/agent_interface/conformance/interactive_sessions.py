@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from agent_interface.conformance.bounds import settle
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
@@ -95,6 +96,9 @@ INTERACTIVE_CHECKS = (
 """Every check the interactive kit records, in order."""
 
 _EXPIRED = "2000-01-01T00:00:00.000Z"
+
+COUNT_TIMEOUT = 30.0
+"""Seconds the process counter may take to answer (it is also read outside any check)."""
 
 
 def _after(name: str) -> tuple[str, ...]:
@@ -205,7 +209,7 @@ class _Checks:
     async def count(self) -> int:
         assert self.counter is not None
         value = self.counter()
-        value = await maybe_await(value() if callable(value) else value)
+        value = await settle(value() if callable(value) else value, COUNT_TIMEOUT, "start_count")
         expect(isinstance(value, int), "start_count is not a number")
         assert isinstance(value, int)
         return value
@@ -497,16 +501,18 @@ async def run_interactive_session_conformance_async(
     start_count: Any = None,
     initial_control_generation: int | None = None,
     subject: str | None = None,
+    timeout: float = 30.0,
 ) -> ConformanceReport:
     """Run every interactive check against ``target`` (an object with
     ``start_interactive`` and ``interactive``). ``profile`` must name a harness the
-    target can prepare (a minimal ``codex`` profile by default). Raises
+    target can prepare (a minimal ``codex`` profile by default); ``timeout`` bounds each
+    check, in seconds. Raises
     :class:`ConformanceUsageError` when the target has neither method."""
     if target is None or not (
         callable(getattr(target, "start_interactive", None)) or callable(getattr(target, "interactive", None))
     ):
         raise ConformanceUsageError("run_interactive_session_conformance needs start_interactive() and interactive()")
-    run = CheckRun("interactive session", subject or type(target).__name__)
+    run = CheckRun("interactive session", subject or type(target).__name__, timeout=timeout)
     if not (callable(getattr(target, "start_interactive", None)) and callable(getattr(target, "interactive", None))):
         for name in INTERACTIVE_CHECKS:
             run.skip(name, "the target lacks start_interactive() or interactive()")
