@@ -186,3 +186,31 @@ def test_the_interactive_kit_abandons_a_target_that_hangs_and_ignores_cancellati
     report = run_interactive_session_conformance(Hangs(), timeout=0.2)
     assert not report.ok
     assert "ignored cancellation" in report.check("interactive.start").message, str(report)
+
+
+class _SlowStream(FakeEnvironment):
+    def stream(self, input: Any) -> AsyncIterator[AgentEnvironmentEvent]:
+        async def emit() -> AsyncIterator[AgentEnvironmentEvent]:
+            await asyncio.sleep(5)
+            yield AgentEnvironmentEvent(type="result", data={})
+
+        return emit()
+
+
+class _CountingSlow(_Counting):
+    environment_class = _SlowStream
+
+
+def test_ctrl_c_while_waiting_cancels_the_kit_which_destroys_what_it_made() -> None:
+    import _thread
+    import threading
+
+    provider = _CountingSlow(DISABLED)
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_provider_conformance(provider, timeout=3.0)
+    finally:
+        timer.cancel()
+    assert provider.made and provider.live == {}
