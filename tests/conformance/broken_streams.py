@@ -56,7 +56,7 @@ class _BlocksTheThread(FakeEnvironment):
     def stream(self, input: Any) -> AsyncIterator[AgentEnvironmentEvent]:
         async def emit() -> AsyncIterator[AgentEnvironmentEvent]:
             yield _PART
-            time.sleep(0.8)
+            time.sleep(0.7)
             yield _RESULT
 
         return emit()
@@ -145,10 +145,10 @@ STREAM_BROKEN: dict[str, list[Broken]] = {
         Broken("a stream raises GeneratorExit", fake_with(_raising(GeneratorExit()), DISABLED), also=_PROFILE),
         Broken("a stream raises an exception whose __str__ recurses", fake_with(_raising(_Recursing()), DISABLED), also=_PROFILE),
         Broken("a stream raises an exception of 8 MiB", fake_with(_raising(_Huge(HUGE_MESSAGE)), DISABLED), also=_PROFILE),
-        Broken("a stream of events without end", fake_with(_Endless, DISABLED), options=_FAST, also=_PROFILE),
+        Broken("a stream of events without end", fake_with(_Endless, DISABLED), options={"timeout": 2.0}, also=_PROFILE),
     ],
     "stream.result": [
-        Broken("a stream that blocks the kit's thread past the timeout", fake_with(_BlocksTheThread, DISABLED), options={"timeout": 0.3}, also=_PROFILE),
+        Broken("a stream that blocks the kit's thread past the timeout", fake_with(_BlocksTheThread, DISABLED), options={"timeout": 0.4}, also=_PROFILE),
     ],
     "idempotency.conflict_fields": [
         Broken("a reused key with changed metadata replays", lambda: _blind_to("metadata")(DISABLED)),

@@ -59,9 +59,13 @@ from agent_interface.durable.portable_context import plain_wire
 
 __all__ = [
     "BRANCHING_CHECKS",
+    "BRANCHING_NOT_CERTIFIED",
     "run_branching_conformance",
     "run_branching_conformance_async",
 ]
+
+BRANCHING_NOT_CERTIFIED = ("that a fork really runs at the placement it names: the kit sees the answer only",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 BRANCHING_METHODS = ("checkpoint", "lookup_checkpoint", "delete_checkpoint", "fork", "lookup_fork", "destroy_fork")
 
@@ -148,7 +152,7 @@ async def run_branching_conformance_async(
         else:
             removed = ", ".join(resources.removed)
             run.passed("cleanup", f"removed what the checks left: {removed}" if removed else "nothing was left behind")
-    return run.report()
+    return run.report(not_certified=BRANCHING_NOT_CERTIFIED)
 
 
 async def _checks(

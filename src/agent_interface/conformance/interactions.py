@@ -59,12 +59,16 @@ from agent_interface.runtime.interaction_responses import (
 
 __all__ = [
     "INTERACTION_CHECKS",
+    "INTERACTION_NOT_CERTIFIED",
     "InteractionCase",
     "InteractionScenario",
     "InteractionTarget",
     "run_interaction_response_conformance",
     "run_interaction_response_conformance_async",
 ]
+
+INTERACTION_NOT_CERTIFIED = ("that the agent really received the answer: the kit sees the acknowledgement only",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 InteractionTarget = Literal["environment", "session"]
 
@@ -292,7 +296,7 @@ async def run_interaction_response_conformance_async(
                 run.skip(f"{target_name}.{name}", f"the {target_name} has no respond_to_interaction()")
             continue
         await _checks(run, target_name, target.respond_to_interaction, scenarios[target_name], secrets)
-    return run.report()
+    return run.report(not_certified=INTERACTION_NOT_CERTIFIED)
 
 
 async def _checks(

@@ -70,11 +70,15 @@ from agent_interface.session.interactive_start import (
 
 __all__ = [
     "INTERACTIVE_CHECKS",
+    "INTERACTIVE_NOT_CERTIFIED",
     "InteractiveCheckRun",
     "interactive_session_checks",
     "run_interactive_session_conformance",
     "run_interactive_session_conformance_async",
 ]
+
+INTERACTIVE_NOT_CERTIFIED = ("what the terminal shows, and that a stopped process left no child behind",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 INTERACTIVE_CHECKS = (
     "interactive.start",
@@ -516,7 +520,7 @@ async def run_interactive_session_conformance_async(
     if not (callable(getattr(target, "start_interactive", None)) and callable(getattr(target, "interactive", None))):
         for name in INTERACTIVE_CHECKS:
             run.skip(name, "the target lacks start_interactive() or interactive()")
-        return run.report()
+        return run.report(not_certified=INTERACTIVE_NOT_CERTIFIED)
     await interactive_session_checks(
         run,
         target,
@@ -526,7 +530,7 @@ async def run_interactive_session_conformance_async(
         start_count=start_count,
         initial_control_generation=initial_control_generation,
     )
-    return run.report()
+    return run.report(not_certified=INTERACTIVE_NOT_CERTIFIED)
 
 
 def run_interactive_session_conformance(target: Any, **options: Any) -> ConformanceReport:

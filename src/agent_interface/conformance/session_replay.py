@@ -57,9 +57,13 @@ from agent_interface.runtime.control import AgentRunControlRef, same_agent_run_c
 
 __all__ = [
     "SESSION_REPLAY_CHECKS",
+    "SESSION_REPLAY_NOT_CERTIFIED",
     "run_session_replay_conformance",
     "run_session_replay_conformance_async",
 ]
+
+SESSION_REPLAY_NOT_CERTIFIED = ("replay after a provider restart: the rebuilt client lives in the same process",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 SESSION_REPLAY_CHECKS = (
     "surface",
@@ -157,7 +161,7 @@ async def run_session_replay_conformance_async(
         run.fail("surface", f"capabilities() or create() failed before any check: {describe_error(error)}")
         for check in SESSION_REPLAY_CHECKS[1:]:
             run.skip(check, "not run: no environment was created")
-        return run.report()
+        return run.report(not_certified=SESSION_REPLAY_NOT_CERTIFIED)
     environment = made["environment"]
     try:
         await _checks(run, provider, environment, made["provided"], turn, reconnect, timeout, nonce)
@@ -169,7 +173,7 @@ async def run_session_replay_conformance_async(
         elif await run.check("environment_cleanup", lambda: _cleaned_up(provider, environment, destroy, timeout)) and not checked:
             # nothing else ran: a destroyed environment alone must not read as a pass
             run.checks[-1] = replace(run.checks[-1], status="skipped", message="nothing to replay; the environment was destroyed")
-    return run.report()
+    return run.report(not_certified=SESSION_REPLAY_NOT_CERTIFIED)
 
 
 _LIVE = ("running", "pending", "provisioning")
