@@ -160,6 +160,20 @@ class DigestBlind(ProviderProxy):
     exact_cls = _DigestBlindExact
 
 
+class _MetadataBlindExact(ExactProxy):
+    async def create(self, input: Any) -> Any:
+        wire = _wire(input)
+        first = self._inner._store.__dict__.setdefault("first_metadata", {})
+        wire["metadata"] = first.setdefault(wire["idempotencyKey"], wire.get("metadata"))
+        return self.wrap(await self._inner.create(wire))
+
+
+class MetadataBlind(ProviderProxy):
+    """A reused key is compared without its metadata: changed metadata replays."""
+
+    exact_cls = _MetadataBlindExact
+
+
 # -- exact-process-concurrent-create -----------------------------------------------------
 
 
@@ -460,9 +474,10 @@ VARIANTS: dict[str, tuple[Callable[[], Callable[[], Any]], str, frozenset[str]]]
     "forgetful keys": (
         _factory(ForgetfulKeys),
         "exact-process-idempotency",
-        frozenset({"exact-process-idempotency-collision", "exact-process-concurrent-create", "exact-process-recovery"}),
+        frozenset({"exact-process-idempotency-collision", "exact-process-idempotency-metadata", "exact-process-concurrent-create", "exact-process-recovery"}),
     ),
-    "digest-blind keys": (_factory(DigestBlind), "exact-process-idempotency-collision", frozenset()),
+    "digest-blind keys": (_factory(DigestBlind), "exact-process-idempotency-collision", frozenset({"exact-process-idempotency-metadata"})),
+    "metadata-blind keys": (_factory(MetadataBlind), "exact-process-idempotency-metadata", frozenset()),
     "racy create": (_factory(RacyCreate), "exact-process-concurrent-create", frozenset()),
     "shared files": (_factory(SharedFiles), "fresh-environment", frozenset()),
     "lossy files": (_factory(LossyFiles), "exact-file-roundtrip", frozenset()),

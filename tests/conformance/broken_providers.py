@@ -526,6 +526,8 @@ for _member in ("cancel_run", "context_boundary", "continue_native"):
         Broken(f"the session offers {_member} without its capability", _session_exposing(_member)),
     ]
 
+_FIELDS = frozenset({"idempotency.conflict_fields"})  # the one-field probes meet the same broken rule
+
 BROKEN: dict[str, list[Broken]] = {
     "provider.name": [Broken("the provider has an empty name", fake_with(doc=DISABLED, name=""), also=frozenset({"environment.provider"}))],
     "capabilities.valid": [
@@ -562,8 +564,8 @@ BROKEN: dict[str, list[Broken]] = {
     ],
     "idempotency.per_call": [Broken("a replay rewrites the first call's verdict", lambda: _ReplayRewritesFirstVerdict(DISABLED))],
     "idempotency.conflict": [
-        Broken("a changed input under a used key is accepted", lambda: _IgnoresChangedInput(DISABLED)),
-        Broken("a conflict is refused only after a create effect", lambda: _ConflictAfterEffect(DISABLED), leaves_environments=True),
+        Broken("a changed input under a used key is accepted", lambda: _IgnoresChangedInput(DISABLED), also=_FIELDS),
+        Broken("a conflict is refused only after a create effect", lambda: _ConflictAfterEffect(DISABLED), leaves_environments=True, also=_FIELDS),
     ],
     "idempotency.key_kept": [Broken("a refused conflict rebinds the key", lambda: _ConflictRebindsKey(DISABLED))],
     "idempotency.concurrent": [Broken("concurrent same-key creates each provision", lambda: _Racy(DISABLED))],

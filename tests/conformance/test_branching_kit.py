@@ -17,7 +17,10 @@ from agent_interface.conformance import (
     run_branching_conformance,
     run_branching_conformance_async,
 )
-from agent_interface.durable.checkpoint import WorkspaceCheckpointRequest
+from agent_interface.durable.checkpoint import (
+    WorkspaceCheckpointRequest,
+    WorkspaceCheckpointSuccess,
+)
 from agent_interface.durable.cleanup import WorkspaceCleanupAcknowledgement
 from agent_interface.durable.fork import WorkspaceForkRequest
 from agent_interface.testing import InMemoryWorkspaceBranching
@@ -203,15 +206,57 @@ class CleanupRaises(Recording):
         raise RuntimeError("fork cleanup is down")
 
 
+class CheckpointIgnoresMetadata(Recording):
+    """Decides replay or conflict on the request without its metadata."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bare: dict[str, str] = {}
+
+    @staticmethod
+    def _bare(request: Any) -> str:
+        wire = {key: value for key, value in request.to_wire().items() if key not in ("metadata", "idempotencyKey", "requestDigest")}
+        return str(WorkspaceCheckpointRequest.seal(wire, idempotency_key=request.idempotency_key).request_digest)
+
+    async def checkpoint(self, request: Any) -> Any:
+        bare = self._bare(request)
+        known = self._checkpoints.get(request.idempotency_key)
+        if known is not None and self.bare.get(request.idempotency_key) == bare:
+            return WorkspaceCheckpointSuccess(
+                status="replayed", idempotency_key=request.idempotency_key, request_digest=request.request_digest, checkpoint=known.ref
+            )
+        self.bare.setdefault(request.idempotency_key, bare)
+        return await super().checkpoint(request)
+
+
+class ForkIgnoresPlacement(Recording):
+    """Decides fork replay or conflict on the request without its placement."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.first: dict[str, Any] = {}
+
+    async def fork(self, request: Any) -> Any:
+        first = self.first.setdefault(request.idempotency_key, request)
+        wire = request.to_wire()
+        if wire.get("placement") != first.to_wire().get("placement"):
+            wire["placement"] = first.to_wire()["placement"]
+            bare = {key: value for key, value in wire.items() if key not in ("idempotencyKey", "requestDigest")}
+            request = WorkspaceForkRequest.seal(bare, idempotency_key=request.idempotency_key)
+        return await super().fork(request)
+
+
 BROKEN: list[tuple[type[Recording], str]] = [
     (HalfDeclared, "durable_flags_declared_together"),
     (LosesCheckpointAnswer, "checkpoint_created"),
     (ReplaysAsCreated, "checkpoint_replayed"),
     (ReplaysChangedInput, "checkpoint_changed_input_conflicts"),
+    (CheckpointIgnoresMetadata, "checkpoint_changed_metadata_conflicts"),
     (CheckpointLookupForgets, "checkpoint_lookup_recovers"),
     (LosesForkAnswer, "fork_created"),
     (ForkReplaysAsCreated, "fork_replayed"),
     (SelfConflict, "fork_changed_input_conflicts"),
+    (ForkIgnoresPlacement, "fork_changed_placement_conflicts"),
     (ForkLookupForgets, "fork_lookup_recovers"),
     (DeletesCheckpointUnderForks, "checkpoint_cleanup_respects_dependent_forks"),
     (CheckpointCleanupIgnoresReuse, "cleanup_changed_target_conflicts"),
@@ -387,3 +432,19 @@ def test_a_kit_that_raises_midway_still_cleans_up() -> None:
     # the cleanup lookup fails too, but the checkpoint was proven by its answer
     assert report.check("cleanup").passed
     assert all(record.deleted for record in engine._checkpoints.values())
+
+
+def test_an_engine_without_fork_records_each_check_once() -> None:
+    class CheckpointsOnly:
+        provider = "tangle"
+
+        def __init__(self) -> None:
+            inner = InMemoryWorkspaceBranching(provider="tangle")
+            self.capabilities = inner.capabilities
+            self.checkpoint = inner.checkpoint
+            self.lookup_checkpoint = inner.lookup_checkpoint
+            self.delete_checkpoint = inner.delete_checkpoint
+
+    report = _report(CheckpointsOnly())
+    assert len(report.names()) == len(set(report.names())), report.names()
+    assert report.check("fork_created").skipped and report.check("checkpoint_lookup_recovers").passed

@@ -13,9 +13,12 @@ from agent_interface.conformance import (
     run_provider_conformance,
 )
 from agent_interface.testing import InMemoryAgentEnvironmentProvider
-from tests.conformance.broken_providers import BROKEN, Broken
+from tests.conformance.broken_providers import BROKEN as PROMISES
+from tests.conformance.broken_providers import Broken
+from tests.conformance.broken_streams import STREAM_BROKEN
 from tests.conformance.fake_provider import COMPLETE, DISABLED, FakeProvider
 
+BROKEN = {name: [*PROMISES.get(name, []), *STREAM_BROKEN.get(name, [])] for name in {**PROMISES, **STREAM_BROKEN}}
 ENTRIES = [(name, entry) for name, entries in BROKEN.items() for entry in entries]
 
 

@@ -108,6 +108,23 @@ class AcceptsWrongTypes(Lenient):
     ignored = frozenset({"not_a_string", "not_a_number", "not_a_boolean", "not_an_array", "not_a_secret"})
 
 
+class AcceptsMissingRequired(Lenient):
+    ignored = frozenset({"missing_required_field"})
+
+
+class ComparesOutcomeOnly(InMemoryInteractions):
+    """Treats a resolved interaction's answer as the same when the outcome matches,
+    ignoring the answer data."""
+
+    async def _answer(self, command: Any, environment_id: Any, session_id: Any) -> Any:
+        ack = await super()._answer(command, environment_id, session_id)
+        item = self._interactions.get((command.binding.run_id, command.binding.interaction_id))
+        resolution = item.resolution if item is not None else None
+        if ack.status == "already_resolved_different" and resolution is not None and resolution.get("outcome") == command.response.outcome:
+            return ack.model_copy(update={"status": "already_resolved_same"})
+        return ack
+
+
 class IgnoresScopes(Lenient):
     ignored = frozenset({"permission_scope_exceeded"})
 
@@ -159,11 +176,13 @@ BROKEN: list[tuple[type[InMemoryInteractions], str]] = [
     (UnknownInteractionAsExpired, "unknown_interaction"),
     (AcceptsUndeclared, "undeclared_field_refused"),
     (AcceptsWrongTypes, "invalid_answer_refused"),
+    (AcceptsMissingRequired, "missing_field_refused"),
     (IgnoresScopes, "permission_scope_enforced"),
     (RefusesEverything, "accepted"),
     (ForgetsOperations, "operation_replay"),
     (SameAsDifferent, "already_resolved_same"),
     (DifferentAccepted, "already_resolved_different"),
+    (ComparesOutcomeOnly, "already_resolved_different_data"),
     (NeverExpires, "expired"),
     (NeverCancels, "cancelled"),
     (NeverFailsTransport, "transport_failure"),

@@ -229,7 +229,7 @@ class RelaunchesAfterExit(InMemoryInteractiveSessions):
 
 
 BROKEN: list[tuple[Any, str]] = [
-    (lambda: _sessions(AcceptsChangedStart), "interactive.start"),
+    (lambda: _sessions(AcceptsChangedStart), "interactive.changed_start_refused"),
     (ForeignReceipt, "interactive.start_admission"),
     (lambda: _sessions(RelaunchesOnReplay), "interactive.start_replay_no_second_process"),
     (lambda: _sessions(LaunchesBeforeRefusing), "interactive.changed_start_no_second_process"),
@@ -270,6 +270,12 @@ def test_each_broken_promise_fails_its_check(make: Any, failing: str) -> None:
     assert not report.ok
     assert report.check(failing).failed, str(report)
     assert report.check(failing).message
+
+
+def test_a_changed_start_is_reported_under_its_own_check() -> None:
+    report = _report(_sessions(AcceptsChangedStart))
+    assert report.check("interactive.start").passed, str(report)
+    assert report.names("failed") == ("interactive.changed_start_refused",), str(report)
 
 
 def test_every_check_is_exercised_by_a_broken_variant() -> None:

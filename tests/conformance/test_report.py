@@ -89,3 +89,54 @@ def test_run_sync_hands_back_the_kits_exception() -> None:
         asyncio.run(outer())
     with pytest.raises(CheckFailed):
         run_sync(broken())
+
+
+def test_the_summary_names_the_failed_checks_and_counts_not_applicable() -> None:
+    run = CheckRun("demo", "subject")
+    run.passed("good")
+    run.fail("bad", "it broke")
+    run.skip("later", "not run: bad failed")
+    run.not_applicable("optional", "neither declared nor offered")
+    report = run.report()
+    assert report.summary() == "1 of 4 checks failed: bad, 1 skipped, 1 not applicable"
+    assert report.check("optional").not_applicable and not report.check("optional").passed
+    assert report.names("not_applicable") == ("optional",)
+    assert "[N/A] optional" in str(report)
+    with pytest.raises(ConformanceFailure, match="checks failed: bad"):
+        report.raise_for_failures()
+
+
+def test_a_kit_that_gave_up_is_not_ok_and_says_why() -> None:
+    run = CheckRun("demo", "subject")
+    run.passed("good")
+    report = run.abandoned("timed out after 2 s in slow", "slow")
+    assert not report.ok and report.check("slow").failed
+    assert report.summary().startswith("the kit gave up: timed out after 2 s in slow")
+    assert report.to_dict()["gaveUp"] == "timed out after 2 s in slow"
+
+
+def test_every_message_is_capped() -> None:
+    run = CheckRun("demo", "s" * 1000)
+    run.fail("long", "m" * 100_000)
+    report = run.report()
+    assert len(report.check("long").message) < 2_100 and "characters cut" in report.check("long").message
+    assert len(report.subject) < 250
+
+
+def test_a_check_that_raises_system_exit_or_times_out_fails() -> None:
+    async def kit() -> ConformanceReport:
+        run = CheckRun("demo", "subject", timeout=0.05)
+
+        async def exits() -> None:
+            raise SystemExit(1)
+
+        async def hangs() -> None:
+            await asyncio.Event().wait()
+
+        await run.check("exits", exits)
+        await run.check("hangs", hangs)
+        return run.report()
+
+    report = run_sync(kit())
+    assert report.check("exits").message == "raised SystemExit: 1"
+    assert "timed out after 0.05 s" in report.check("hangs").message

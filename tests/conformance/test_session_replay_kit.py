@@ -109,6 +109,11 @@ class DestroyFails(InMemoryRetainedEnvironment):
         raise RuntimeError("the environment could not be destroyed")
 
 
+class DestroyLeavesItRunning(InMemoryRetainedEnvironment):
+    async def destroy(self) -> None:
+        return None  # answers, but the environment stays live for get() and list()
+
+
 def _swapped(environment_type: type[InMemoryRetainedEnvironment]) -> Any:
     return lambda: type("Broken", (Swapped,), {"environment_type": environment_type})()
 
@@ -121,6 +126,7 @@ BROKEN: list[tuple[Any, str]] = [
     (_swapped(ReplaysTheCursor), "replay_after_cursor"),
     (ForgetsEnvironments, "reconnected_replay"),
     (_swapped(DestroyFails), "environment_cleanup"),
+    (_swapped(DestroyLeavesItRunning), "environment_cleanup"),
 ]
 
 
@@ -141,6 +147,18 @@ def test_each_broken_promise_fails_its_check(make: Any, failing: str) -> None:
     assert not report.ok
     assert report.check(failing).failed, str(report)
     assert report.check(failing).message
+    assert failing in report.summary()
+
+
+class CreateExits(InMemoryRetainedSessionProvider):
+    async def create(self, input: Any) -> Any:
+        raise SystemExit(9)
+
+
+def test_a_provider_that_cannot_be_set_up_fails_a_check_instead_of_escaping() -> None:
+    report = _report(CreateExits())
+    assert report.check("surface").failed and "SystemExit: 9" in report.check("surface").message
+    assert not report.ok
 
 
 def test_every_check_is_exercised_by_a_broken_variant() -> None:

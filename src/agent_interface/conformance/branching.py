@@ -29,6 +29,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -58,9 +59,13 @@ from agent_interface.durable.portable_context import plain_wire
 
 __all__ = [
     "BRANCHING_CHECKS",
+    "BRANCHING_NOT_CERTIFIED",
     "run_branching_conformance",
     "run_branching_conformance_async",
 ]
+
+BRANCHING_NOT_CERTIFIED = ("that a fork really runs at the placement it names: the kit sees the answer only",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 BRANCHING_METHODS = ("checkpoint", "lookup_checkpoint", "delete_checkpoint", "fork", "lookup_fork", "destroy_fork")
 
@@ -69,10 +74,12 @@ BRANCHING_CHECKS = (
     "checkpoint_created",
     "checkpoint_replayed",
     "checkpoint_changed_input_conflicts",
+    "checkpoint_changed_metadata_conflicts",
     "checkpoint_lookup_recovers",
     "fork_created",
     "fork_replayed",
     "fork_changed_input_conflicts",
+    "fork_changed_placement_conflicts",
     "fork_lookup_recovers",
     "checkpoint_cleanup_respects_dependent_forks",
     "cleanup_changed_target_conflicts",
@@ -107,6 +114,7 @@ def _echoes(answer: WorkspaceCleanupAcknowledgement, request: WorkspaceCleanupRe
     )
 
 
+@contained
 async def run_branching_conformance_async(
     engine: Any,
     *,
@@ -116,13 +124,15 @@ async def run_branching_conformance_async(
     forks_own_copy: bool | None = None,
     declared: Mapping[str, Any] | None = None,
     subject: str | None = None,
+    timeout: float = 30.0,
 ) -> ConformanceReport:
     """Run every check against ``engine`` (an ``AgentWorkspaceBranching``).
 
     ``provider`` defaults to ``engine.provider``; ``source`` is the exact run to
     checkpoint (a fresh one of that provider by default); ``forks_own_copy`` defaults to
     ``engine.forks_own_copy`` (false); ``declared`` is the engine's ``branching``
-    capability block, by default ``engine.capabilities``. Raises
+    capability block, by default ``engine.capabilities``. ``timeout`` bounds each check and
+    each cleanup call, in seconds. Raises
     :class:`ConformanceUsageError` when ``engine`` has none of the branching methods or
     no provider name can be found.
     """
@@ -131,18 +141,18 @@ async def run_branching_conformance_async(
     provider = provider if provider is not None else getattr(engine, "provider", None)
     if not isinstance(provider, str):
         raise ConformanceUsageError("pass provider=... or give the engine a provider attribute")
-    run = CheckRun("workspace branching", subject or f"{type(engine).__name__} ({provider})")
+    run = CheckRun("workspace branching", subject or f"{type(engine).__name__} ({provider})", timeout=timeout)
     resources = BranchingResources()
     try:
         await _checks(run, engine, resources, provider, source, placement, forks_own_copy, declared)
     finally:
-        failures = await cleanup_branching_resources(engine, resources)
+        failures = await cleanup_branching_resources(engine, resources, timeout)
         if failures:
             run.fail("cleanup", "; ".join(failures))
         else:
             removed = ", ".join(resources.removed)
             run.passed("cleanup", f"removed what the checks left: {removed}" if removed else "nothing was left behind")
-    return run.report()
+    return run.report(not_certified=BRANCHING_NOT_CERTIFIED)
 
 
 async def _checks(
@@ -250,6 +260,27 @@ async def _checks(
 
     await run.check("checkpoint_changed_input_conflicts", checkpoint_conflict)
 
+    changed_metadata = WorkspaceCheckpointRequest.seal(
+        {"source": source_run, "name": "conformance", "metadata": {"nonce": nonce, "changed": "metadata only"}},
+        idempotency_key=checkpoint_request.idempotency_key,
+    )
+
+    async def metadata_conflict() -> None:
+        answer = _parse(
+            WorkspaceCheckpointResult, await maybe_await(engine.checkpoint(changed_metadata)), "checkpoint() with changed metadata"
+        )
+        expect(
+            answer.status == "conflict",
+            f"a reused key whose request changed only its metadata answered {answer.status!r}, not 'conflict' "
+            "(metadata enters the request digest)",
+        )
+        expect(
+            not workspace_checkpoint_result_matches_request(changed_metadata, answer),
+            "a conflict must never match as a usable checkpoint",
+        )
+
+    await run.check("checkpoint_changed_metadata_conflicts", metadata_conflict)
+
     async def checkpoint_lookups() -> None:
         found = _parse(
             WorkspaceCheckpointLookupResult,
@@ -289,7 +320,7 @@ async def _checks(
         {"checkpoint": checkpoint, "name": "conformance-fork-changed", "metadata": {"nonce": nonce}, "placement": where},
         idempotency_key=fork_request.idempotency_key,
     )
-    fork_checks = rest[4:]
+    fork_checks = rest[rest.index("fork_created"):]
     if absent("fork"):
         skip_all(fork_checks, "the engine has no fork()")
         return
@@ -328,6 +359,22 @@ async def _checks(
         )
 
     await run.check("fork_changed_input_conflicts", fork_conflict)
+
+    moved = {**where, "region": "conformance-moved" if where.get("region") != "conformance-moved" else "conformance-moved-again"}
+    moved_fork = WorkspaceForkRequest.seal(
+        {"checkpoint": checkpoint, "name": "conformance-fork", "metadata": {"nonce": nonce}, "placement": moved},
+        idempotency_key=fork_request.idempotency_key,
+    )
+
+    async def placement_conflict() -> None:
+        answer = _parse(WorkspaceForkResult, await maybe_await(engine.fork(moved_fork)), "fork() with changed placement")
+        expect(
+            answer.status == "conflict",
+            f"a reused fork key whose request changed only its placement answered {answer.status!r}, not 'conflict' "
+            "(the requested placement is part of the fork's identity)",
+        )
+
+    await run.check("fork_changed_placement_conflicts", placement_conflict)
 
     async def fork_lookups() -> None:
         found = _parse(WorkspaceForkLookupResult, await maybe_await(engine.lookup_fork(_lookup(fork_request))), "lookup_fork()")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_interface.conformance.report import describe_error, maybe_await
+from agent_interface.conformance.bounds import describe_error, settle
 from agent_interface.core.model import wire_adapter
 from agent_interface.durable.checkpoint import (
     WorkspaceCheckpointLookupResult,
@@ -64,9 +64,9 @@ def _lookup(request: WorkspaceCheckpointRequest | WorkspaceForkRequest) -> dict[
     return {"idempotencyKey": request.idempotency_key, "requestDigest": request.request_digest}
 
 
-async def _recover_checkpoint(engine: Any, request: WorkspaceCheckpointRequest) -> WorkspaceCheckpointRef | None:
+async def _recover_checkpoint(engine: Any, request: WorkspaceCheckpointRequest, timeout: float) -> WorkspaceCheckpointRef | None:
     answer = wire_adapter(WorkspaceCheckpointLookupResult).parse(
-        plain_wire(await maybe_await(engine.lookup_checkpoint(_lookup(request))))
+        plain_wire(await settle(engine.lookup_checkpoint(_lookup(request)), timeout, "lookup_checkpoint()"))
     )
     if answer.status == "not_found":
         return None
@@ -76,9 +76,9 @@ async def _recover_checkpoint(engine: Any, request: WorkspaceCheckpointRequest) 
     return ref
 
 
-async def _recover_fork(engine: Any, request: WorkspaceForkRequest) -> ForkedEnvironmentRef | None:
+async def _recover_fork(engine: Any, request: WorkspaceForkRequest, timeout: float) -> ForkedEnvironmentRef | None:
     answer = wire_adapter(WorkspaceForkLookupResult).parse(
-        plain_wire(await maybe_await(engine.lookup_fork(_lookup(request))))
+        plain_wire(await settle(engine.lookup_fork(_lookup(request)), timeout, "lookup_fork()"))
     )
     if answer.status == "not_found":
         return None
@@ -88,16 +88,17 @@ async def _recover_fork(engine: Any, request: WorkspaceForkRequest) -> ForkedEnv
     return ref
 
 
-async def _remove(engine: Any, method: str, request: WorkspaceCleanupRequest) -> None:
+async def _remove(engine: Any, method: str, request: WorkspaceCleanupRequest, timeout: float) -> None:
     answer = wire_adapter(WorkspaceCleanupAcknowledgement).parse(
-        plain_wire(await maybe_await(getattr(engine, method)(request)))
+        plain_wire(await settle(getattr(engine, method)(request), timeout, f"{method}()"))
     )
     if not workspace_cleanup_acknowledgement_matches(request, answer):
         raise _CleanupFailed(f"{method} answered {answer.status!r}, not a confirmed removal of the exact target")
 
 
-async def cleanup_branching_resources(engine: Any, resources: BranchingResources) -> list[str]:
-    """Remove what ``resources`` proves the kit made and has not seen removed.
+async def cleanup_branching_resources(engine: Any, resources: BranchingResources, timeout: float = 30.0) -> list[str]:
+    """Remove what ``resources`` proves the kit made and has not seen removed, each call
+    bounded by ``timeout`` seconds (one that ignores cancellation is abandoned).
 
     Returns one line per failure (empty when everything is gone); appends what it
     removed to ``resources.removed``.
@@ -106,7 +107,7 @@ async def cleanup_branching_resources(engine: Any, resources: BranchingResources
     fork_request = resources.fork_request
     if fork_request is not None and not resources.fork_gone:
         try:
-            fork = resources.fork_proven or await _recover_fork(engine, fork_request)
+            fork = resources.fork_proven or await _recover_fork(engine, fork_request, timeout)
             if fork is not None:
                 await _remove(
                     engine,
@@ -117,6 +118,7 @@ async def cleanup_branching_resources(engine: Any, resources: BranchingResources
                         target_id=fork.environment_id,
                         provider=fork.provider,
                     ),
+                    timeout,
                 )
                 resources.fork_gone = True
                 resources.removed.append(f"fork {fork.environment_id}")
@@ -125,7 +127,7 @@ async def cleanup_branching_resources(engine: Any, resources: BranchingResources
     checkpoint_request = resources.checkpoint_request
     if checkpoint_request is not None and not resources.checkpoint_gone:
         try:
-            checkpoint = resources.checkpoint_proven or await _recover_checkpoint(engine, checkpoint_request)
+            checkpoint = resources.checkpoint_proven or await _recover_checkpoint(engine, checkpoint_request, timeout)
             if checkpoint is not None:
                 await _remove(
                     engine,
@@ -136,6 +138,7 @@ async def cleanup_branching_resources(engine: Any, resources: BranchingResources
                         target_id=checkpoint.checkpoint_id,
                         provider=checkpoint.provider,
                     ),
+                    timeout,
                 )
                 resources.checkpoint_gone = True
                 resources.removed.append(f"checkpoint {checkpoint.checkpoint_id}")

@@ -33,11 +33,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from agent_interface.conformance.bounds import CallTimedOut, settle
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     describe_error,
     expect,
     maybe_await,
@@ -71,6 +73,7 @@ EXACT_PROCESS_CHECKS: Final = (
     "exact-process-egress-refusal",
     "exact-process-idempotency",
     "exact-process-idempotency-collision",
+    "exact-process-idempotency-metadata",
     "exact-file-roundtrip",
     "exact-file-confinement",
     "fresh-environment",
@@ -237,16 +240,16 @@ class _Run:
 
         async def bounded() -> None:
             try:
-                await asyncio.wait_for(body(), self.timeout_s)
-            except TimeoutError:
-                raise CheckFailed(f"did not finish within {self.timeout_s} s") from None
+                await settle(body(), self.timeout_s, "the check")
+            except CallTimedOut as timed_out:
+                raise CheckFailed(str(timed_out)) from None
 
         return await self.checks.check(name, bounded)
 
     async def discard(self, environment: Any) -> None:
         # Cleanup of a probe: the check already said what went wrong.
         with contextlib.suppress(Exception):
-            await maybe_await(environment.destroy())
+            await settle(environment.destroy(), self.timeout_s, "destroy()")
 
 
 async def _capability(run: _Run) -> None:
@@ -288,6 +291,17 @@ async def _idempotency(run: _Run) -> None:
     run.created.append(run.environment)
     repeated = await maybe_await(run.exact.create(run.input()))
     expect(repeated.id == run.environment.id, "a repeated create returned another environment")
+
+
+async def _metadata_collision(run: _Run) -> None:
+    changed = run.input()
+    changed["metadata"] = {**changed["metadata"], "conformance-changed": "metadata only"}
+    try:
+        await _refused("a create reusing the key with only the metadata changed", lambda: maybe_await(run.exact.create(changed)))
+    except _Accepted as accepted:
+        if getattr(accepted.made, "id", None) != run.environment.id:
+            await run.discard(accepted.made)
+        raise
 
 
 async def _collision(run: _Run) -> None:
@@ -497,6 +511,7 @@ async def _destroy(run: _Run) -> None:
     )
 
 
+@contained
 async def run_exact_process_conformance_async(
     create_provider: Callable[[], Any],
     create_input: CreateAgentExactProcessEnvironmentInput | Mapping[str, Any],
@@ -517,8 +532,8 @@ async def run_exact_process_conformance_async(
         if isinstance(create_input, CreateAgentExactProcessEnvironmentInput)
         else CreateAgentExactProcessEnvironmentInput.parse_wire(thaw(create_input)).to_wire()
     )
-    provider = await maybe_await(create_provider())
-    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)))
+    provider = await settle(create_provider(), timeout_s, "create_provider()")
+    checks = CheckRun("exact-process", subject or str(getattr(provider, "name", type(provider).__name__)), timeout=2 * timeout_s, call_timeout=timeout_s)
     exact = getattr(provider, "exact_process", None)
     run = _Run(create_provider, provider, exact, template, launches, uuid.uuid4().hex, checks, timeout_s)
     run.file_path = f"/tmp/agent-interface-exact-process-{run.run_id}.bin"
@@ -532,7 +547,7 @@ async def run_exact_process_conformance_async(
 
 async def _run_checks(run: _Run) -> None:
     capabilities = AgentEnvironmentCapabilities.parse_wire(
-        plain_wire(await maybe_await(run.provider.capabilities()))
+        plain_wire(await settle(run.provider.capabilities(), run.timeout_s, "capabilities()"))
     )
     if capabilities.exact_process is None and run.exact is None:
         for name in EXACT_PROCESS_CHECKS:
@@ -551,6 +566,7 @@ async def _run_checks(run: _Run) -> None:
     created = await run.check("exact-process-idempotency", lambda: _idempotency(run))
     created = created or run.environment is not None
     await run.check("exact-process-idempotency-collision", lambda: _collision(run), created)
+    await run.check("exact-process-idempotency-metadata", lambda: _metadata_collision(run), created)
     written = await run.check("exact-file-roundtrip", lambda: _file_roundtrip(run), created)
     await run.check("exact-file-confinement", lambda: _file_confinement(run), written)
     await run.check("fresh-environment", lambda: _fresh(run), written)

@@ -11,11 +11,13 @@ outcome and its exact echo of operation, binding and command digest:
 * ``unknown_run``, ``binding_mismatch_environment``, ``binding_mismatch_session`` and
   ``unknown_interaction`` for a command bound to another run, environment, session or
   interaction;
-* ``undeclared_field_refused`` and ``invalid_answer_refused``: ``invalid_response``;
+* ``undeclared_field_refused``, ``invalid_answer_refused`` and ``missing_field_refused``
+  (a required field left out): ``invalid_response``;
 * ``permission_scope_enforced``: with omitted scopes only ``allow_once`` is accepted;
 * ``accepted``, then ``operation_replay`` (the identical acknowledgement),
   ``already_resolved_same`` and ``already_resolved_different`` (also under the first
-  operation id);
+  operation id), and ``already_resolved_different_data``: the same outcome with one answer
+  field changed is a different answer, not the same one;
 * ``expired``, ``cancelled`` and ``transport_failure`` (which says whether a retry is
   safe);
 * ``no_answer_leak``: no acknowledgement, ``repr`` or error carries an answer value or a
@@ -38,6 +40,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -56,12 +59,16 @@ from agent_interface.runtime.interaction_responses import (
 
 __all__ = [
     "INTERACTION_CHECKS",
+    "INTERACTION_NOT_CERTIFIED",
     "InteractionCase",
     "InteractionScenario",
     "InteractionTarget",
     "run_interaction_response_conformance",
     "run_interaction_response_conformance_async",
 ]
+
+INTERACTION_NOT_CERTIFIED = ("that the agent really received the answer: the kit sees the acknowledgement only",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 InteractionTarget = Literal["environment", "session"]
 
@@ -72,11 +79,13 @@ INTERACTION_CHECKS = (
     "unknown_interaction",
     "undeclared_field_refused",
     "invalid_answer_refused",
+    "missing_field_refused",
     "permission_scope_enforced",
     "accepted",
     "operation_replay",
     "already_resolved_same",
     "already_resolved_different",
+    "already_resolved_different_data",
     "expired",
     "cancelled",
     "transport_failure",
@@ -136,6 +145,30 @@ def _variant(command: InteractionResponseCommand, suffix: str, *, binding: Mappi
     if "data" in answer and answer["data"] is None:
         del answer["data"]
     return InteractionResponseCommand.create(f"{command.operation_id}-{suffix}", bound, answer)
+
+
+def _changed_data(request: InteractionRequest, response: Any, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``data`` with one answer field changed to another value the request accepts
+    (``None`` when no field can be changed so)."""
+    for item in request.answer_spec.fields:
+        if item.name not in data:
+            continue
+        value = data[item.name]
+        candidates: list[Any] = []
+        if isinstance(value, bool):
+            candidates.append(not value)
+        elif isinstance(value, (int, float)):
+            candidates.extend((value + 1, value - 1))
+        elif isinstance(value, str):
+            candidates.extend((f"{value[:-1]}~" if value else "~", f"{value}-changed"))
+        elif isinstance(value, list):
+            options = [option.value for option in getattr(item, "options", ())]
+            candidates.extend([option] for option in options if [option] != value)
+        for candidate in candidates:
+            changed = {**data, item.name: candidate}
+            if validate_interaction_response(request, {**response, "data": changed}).ok:
+                return changed
+    return None
 
 
 def _wrong_value(field_type: str) -> Any:
@@ -229,6 +262,7 @@ def _validate(scenario: Any) -> InteractionScenario:
     return scenario
 
 
+@contained
 async def run_interaction_response_conformance_async(
     prepare: Callable[[InteractionTarget], InteractionScenario | Awaitable[InteractionScenario]],
     *,
@@ -262,7 +296,7 @@ async def run_interaction_response_conformance_async(
                 run.skip(f"{target_name}.{name}", f"the {target_name} has no respond_to_interaction()")
             continue
         await _checks(run, target_name, target.respond_to_interaction, scenarios[target_name], secrets)
-    return run.report()
+    return run.report(not_certified=INTERACTION_NOT_CERTIFIED)
 
 
 async def _checks(
@@ -334,6 +368,15 @@ async def _checks(
     else:
         run.skip(f"{prefix}.invalid_answer_refused", "the pending request declares no answer field")
 
+    required = next((item.name for item in fields if item.required and item.name in data), None)
+    if required is None:
+        run.not_applicable(f"{prefix}.missing_field_refused", "the pending request has no required field the answer fills")
+    else:
+        missing = _variant(
+            pending, f"missing-{suffix}", response={"data": {key: value for key, value in data.items() if key != required}}
+        )
+        await check("missing_field_refused", lambda: answer(missing, "invalid_response"))
+
     permission = scenario.permission
     if permission is None:
         run.skip(f"{prefix}.permission_scope_enforced", "the scenario prepared no permission request")
@@ -372,6 +415,20 @@ async def _checks(
         await answer(reused, "already_resolved_different")
 
     await check("already_resolved_different", different)
+
+    changed_data = _changed_data(request, pending.response.to_wire(), data)
+    if changed_data is None:
+        run.not_applicable(f"{prefix}.already_resolved_different_data", "no answer field of the pending request can change")
+    else:
+        changed_response = {**pending.response.to_wire(), "data": changed_data}
+
+        async def different_data() -> None:
+            fresh = InteractionResponseCommand.create(f"{pending.operation_id}-data-{suffix}", pending.binding, changed_response)
+            await answer(fresh, "already_resolved_different")
+            reused = InteractionResponseCommand.create(pending.operation_id, pending.binding, changed_response)
+            await answer(reused, "already_resolved_different")
+
+        await check("already_resolved_different_data", different_data)
 
     for expected in _STATUS_CASES:
         case = next(item for item in scenario.status_cases if item.expected_status == expected)

@@ -7,7 +7,7 @@ answer with the contract's own matchers, the reference testkit's properties incl
 * a start answers a matching ref whose preparation receipt binds the requested profile
   and names the admitted route; replaying it answers the same ref and launches no
   second process, before and after the process exits; changed material under the same
-  run is refused and launches nothing;
+  run is refused (``interactive.changed_start_refused``) and launches nothing;
 * control claims are compare-and-swap: replay after a lost acknowledgement, the two
   distinct conflicts, and the launch-generation fence (a coordinator that assumes
   generation zero is refused when the provider launched at a later one);
@@ -30,11 +30,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from agent_interface.conformance.bounds import settle
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -68,17 +70,22 @@ from agent_interface.session.interactive_start import (
 
 __all__ = [
     "INTERACTIVE_CHECKS",
+    "INTERACTIVE_NOT_CERTIFIED",
     "InteractiveCheckRun",
     "interactive_session_checks",
     "run_interactive_session_conformance",
     "run_interactive_session_conformance_async",
 ]
 
+INTERACTIVE_NOT_CERTIFIED = ("what the terminal shows, and that a stopped process left no child behind",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
+
 INTERACTIVE_CHECKS = (
     "interactive.start",
     "interactive.start_admission",
     "interactive.start_replay_no_second_process",
     "interactive.changed_start_no_second_process",
+    "interactive.changed_start_refused",
     "interactive.launch_generation_fence",
     "interactive.control_claims",
     "interactive.superseded_claim_refused",
@@ -93,6 +100,14 @@ INTERACTIVE_CHECKS = (
 """Every check the interactive kit records, in order."""
 
 _EXPIRED = "2000-01-01T00:00:00.000Z"
+
+COUNT_TIMEOUT = 30.0
+"""Seconds the process counter may take to answer (it is also read outside any check)."""
+
+
+def _after(name: str) -> tuple[str, ...]:
+    """The checks recorded after ``name``, in order."""
+    return INTERACTIVE_CHECKS[INTERACTIVE_CHECKS.index(name) + 1:]
 
 
 def _parse(tp: Any, value: Any, what: str) -> Any:
@@ -198,7 +213,7 @@ class _Checks:
     async def count(self) -> int:
         assert self.counter is not None
         value = self.counter()
-        value = await maybe_await(value() if callable(value) else value)
+        value = await settle(value() if callable(value) else value, COUNT_TIMEOUT, "start_count")
         expect(isinstance(value, int), "start_count is not a number")
         assert isinstance(value, int)
         return value
@@ -256,8 +271,9 @@ class _Checks:
         await run.check("interactive.start_admission", self.admission)
         await self.counted("interactive.start_replay_no_second_process", self.replay_counted)
         await self.counted("interactive.changed_start_no_second_process", self.changed_counted)
+        await run.check("interactive.changed_start_refused", self.changed_refused)
         if not passed or "session" not in state:
-            for name in INTERACTIVE_CHECKS[5:]:
+            for name in _after("interactive.changed_start_refused"):
                 self.skip(name, "the start did not answer a usable session")
             return
         if self.generation > 0:
@@ -265,7 +281,7 @@ class _Checks:
         else:
             self.skip("interactive.launch_generation_fence", "the provider launches at generation 0: nothing to fence")
         if not await run.check("interactive.control_claims", self.claims):
-            for name in INTERACTIVE_CHECKS[6:]:
+            for name in _after("interactive.control_claims"):
                 self.skip(name, "no control claim was accepted")
             return
         await run.check("interactive.superseded_claim_refused", self.superseded)
@@ -300,13 +316,15 @@ class _Checks:
         expect(agent_interactive_session_ref_matches_start(self.start, ref), "the ref does not answer the start")
         again = _parse(AgentInteractiveSessionRef, await maybe_await(target.start_interactive(self.start)), "start_interactive() retry")
         expect(again == ref, "replaying the same start answered another ref or receipt")
-        await _refused(
-            lambda: target.start_interactive(self.changed), "a start whose material changed after its run was derived"
-        )
         state["session"] = target.interactive(ref)
         status = _parse(AgentInteractiveSessionStatus, await maybe_await(state["session"].status()), "status()")
         expect(status.state == "running", f"a started session is {status.state!r}")
         expect(agent_interactive_session_status_matches_ref(ref, status), "the status describes another process")
+
+    async def changed_refused(self) -> None:
+        await _refused(
+            lambda: self.target.start_interactive(self.changed), "a start whose material changed after its run was derived"
+        )
 
     async def admission(self) -> None:
         ref, start = self.state["ref"], self.start
@@ -478,6 +496,7 @@ class _Checks:
         expect(await self.count() == now, "replaying an exited start launched another process")
 
 
+@contained
 async def run_interactive_session_conformance_async(
     target: Any,
     *,
@@ -486,20 +505,22 @@ async def run_interactive_session_conformance_async(
     start_count: Any = None,
     initial_control_generation: int | None = None,
     subject: str | None = None,
+    timeout: float = 30.0,
 ) -> ConformanceReport:
     """Run every interactive check against ``target`` (an object with
     ``start_interactive`` and ``interactive``). ``profile`` must name a harness the
-    target can prepare (a minimal ``codex`` profile by default). Raises
+    target can prepare (a minimal ``codex`` profile by default); ``timeout`` bounds each
+    check, in seconds. Raises
     :class:`ConformanceUsageError` when the target has neither method."""
     if target is None or not (
         callable(getattr(target, "start_interactive", None)) or callable(getattr(target, "interactive", None))
     ):
         raise ConformanceUsageError("run_interactive_session_conformance needs start_interactive() and interactive()")
-    run = CheckRun("interactive session", subject or type(target).__name__)
+    run = CheckRun("interactive session", subject or type(target).__name__, timeout=timeout)
     if not (callable(getattr(target, "start_interactive", None)) and callable(getattr(target, "interactive", None))):
         for name in INTERACTIVE_CHECKS:
             run.skip(name, "the target lacks start_interactive() or interactive()")
-        return run.report()
+        return run.report(not_certified=INTERACTIVE_NOT_CERTIFIED)
     await interactive_session_checks(
         run,
         target,
@@ -509,7 +530,7 @@ async def run_interactive_session_conformance_async(
         start_count=start_count,
         initial_control_generation=initial_control_generation,
     )
-    return run.report()
+    return run.report(not_certified=INTERACTIVE_NOT_CERTIFIED)
 
 
 def run_interactive_session_conformance(target: Any, **options: Any) -> ConformanceReport:

@@ -44,6 +44,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     describe_error,
     expect,
     run_sync,
@@ -224,6 +225,7 @@ def _method(obj: Any, name: str) -> Any:
     return found if callable(found) else None
 
 
+@contained
 async def run_portable_context_conformance_async(
     *,
     plan: Callable[[PortableContextPlanRequest], Any],
@@ -278,7 +280,7 @@ async def run_portable_context_conformance_async(
         admission_control = bool(native is not None and native.admission_control)
 
     subject = name or type(provider if provider is not None else session if session is not None else plan).__name__
-    check_run = CheckRun("portable context", subject)
+    check_run = CheckRun("portable context", subject, timeout=None if timeout is None else 5 * timeout, call_timeout=timeout)
     kit = PortableContextKit(
         check_run,
         plan=plan,

@@ -4,11 +4,11 @@ request variants the kit sends, and reading an answer or a refusal."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_interface.conformance.bounds import CallTimedOut, settle
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
@@ -224,9 +224,9 @@ class PortableContextKit:
         """``method(*args)``, awaited when it returns an awaitable, within :attr:`timeout`
         seconds (a call that does not answer in time fails the running check)."""
         try:
-            return await asyncio.wait_for(maybe_await(method(*args)), self.timeout)
-        except TimeoutError:
-            raise CheckFailed(f"{what} did not answer within {self.timeout} s") from None
+            return await settle(method(*args), self.timeout, what)
+        except CallTimedOut as timed_out:
+            raise CheckFailed(str(timed_out)) from None
 
     async def counters(self) -> PortableContextCounters:
         """The subject's counters now."""

@@ -29,9 +29,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_interface.conformance.branching import run_branching_conformance_async
+from agent_interface.conformance.bounds import safe_str
+from agent_interface.conformance.provider_branching import (
+    BRANCHING_OPERATIONS,
+    check_branching_operations,
+    check_durable_branching,
+)
 from agent_interface.conformance.provider_turns import (
     DEFAULT_PROMPT,
+    ORDER_CHECKS,
     TurnProbe,
     check_capability_surface_by_member,
     check_dispatch_and_session,
@@ -45,17 +51,16 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     describe_error,
     expect,
     run_sync,
 )
-from agent_interface.core.canonical import sha256_utf8
 from agent_interface.core.errors import ContractError
 from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.capabilities import (
     AgentEnvironmentCapabilities,
     accepts_cwd_base,
-    declares_durable_branching,
 )
 from agent_interface.provider.protocols import capability_surface_members
 from agent_interface.provider.turn import CreateAgentEnvironmentInput
@@ -67,8 +72,6 @@ __all__ = [
     "run_provider_conformance_async",
 ]
 
-BRANCHING_OPERATIONS = ("checkpoint", "lookup_checkpoint", "delete_checkpoint", "fork", "lookup_fork", "destroy_fork")
-"""The methods a durable ``workspace_branching`` object has, all of them."""
 
 PROVIDER_CHECKS: tuple[str, ...] = (
     "provider.name",
@@ -86,11 +89,13 @@ PROVIDER_CHECKS: tuple[str, ...] = (
     "idempotency.replay_verdict",
     "idempotency.per_call",
     "idempotency.conflict",
+    "idempotency.conflict_fields",
     "idempotency.key_kept",
     "idempotency.concurrent",
     "metadata.detached",
     "stream.events",
     "stream.terminal",
+    *(f"stream.{name}" for name in ORDER_CHECKS),
     "stream.result",
     "stream.usage",
     "dispatch.session_id",
@@ -129,7 +134,9 @@ def _member(subject: object, name: str) -> Any:
     """``subject.name``, or ``None`` when it is missing or reading it raises."""
     try:
         return getattr(subject, name, None)
-    except Exception:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a hostile property is a missing member, never a crash
         return None
 
 
@@ -206,6 +213,7 @@ def _secrets_of(base: Mapping[str, Any]) -> list[str]:
     return found
 
 
+@contained
 async def run_provider_conformance_async(
     provider: Any,
     *,
@@ -233,7 +241,7 @@ async def run_provider_conformance_async(
     base = _create_base(create_input)
     name = _member(provider, "name")
     subject = name if _text(name) else type(provider).__name__
-    run = CheckRun("provider", subject, secrets=_secrets_of(base))
+    run = CheckRun("provider", subject, secrets=_secrets_of(base), timeout=5 * timeout, call_timeout=timeout)
     probe = _Probe(provider, run, base, uuid.uuid4().hex[:12], timeout)
     try:
         await _checks(probe, prompt, require_usage, require_dispatch)
@@ -337,7 +345,7 @@ async def _checks(probe: _Probe, prompt: str, require_usage: bool, require_dispa
     await run.check("capabilities.environment", own_document, "the environment is described by a valid document")
     doc = document.get("environment", capabilities)
     check_capability_surface_by_member(run, environment, doc, "environment")
-    await _branching_operations(run, environment, doc)
+    await check_branching_operations(run, environment, doc)
     await _metadata_and_idempotency(probe, environment, first_input, original)
 
     turn = TurnProbe(
@@ -354,23 +362,7 @@ async def _checks(probe: _Probe, prompt: str, require_usage: bool, require_dispa
     await check_workspace(run, environment, doc, f"conformance-{probe.nonce}.txt", probe.timeout)
     await _create_refusals(probe, doc)
     await check_turn_profile_refusal(run, environment, doc, turn)
-    await _durable_branching(run, environment, doc, probe)
-
-
-async def _branching_operations(run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities) -> None:
-    if not declares_durable_branching(capabilities):
-        run.skip("branching.operations", "durable branching is not declared")
-        return
-    engine = getattr(environment, "workspace_branching", None)
-    if engine is None:
-        run.skip("branching.operations", "no workspace_branching (see surface.environment.workspace_branching)")
-        return
-
-    async def complete() -> None:
-        missing = [method for method in BRANCHING_OPERATIONS if not callable(getattr(engine, method, None))]
-        expect(not missing, f"durable branching is all-or-nothing; workspace_branching has no {', '.join(missing)}")
-
-    await run.check("branching.operations", complete, "workspace_branching has every durable operation")
+    await check_durable_branching(run, environment, doc, safe_str(_member(probe.provider, "name"), 200), probe.nonce, probe.timeout)
 
 
 async def _metadata_and_idempotency(
@@ -451,6 +443,17 @@ async def _metadata_and_idempotency(
 
     await run.check("idempotency.conflict", conflict, "a changed input under a used key is refused before any effect")
 
+    async def conflict_fields() -> None:
+        for field_name, changed in _one_field_changes(first_input):
+            before = await probe.count()
+            await _expect_refused(probe, changed, f"the same key with only {field_name} changed")
+            after = await probe.count()
+            expect(before is None or after == before, f"the create with only {field_name} changed moved list() {before} -> {after}")
+
+    await run.check(
+        "idempotency.conflict_fields", conflict_fields, "a used key with only the metadata, or only the profile, changed is refused"
+    )
+
     async def key_kept() -> None:
         again = await probe.create(first_input, "create() after a refused conflict")
         expect(getattr(again, "id", None) == env_id, "after a refused conflict the key no longer names the first environment")
@@ -489,6 +492,26 @@ async def _metadata_and_idempotency(
         await run.check("metadata.detached", detached, "each environment keeps its own metadata snapshot")
     else:
         run.skip("metadata.detached", "not run: no second environment was created")
+
+
+def _one_field_changes(first: CreateAgentEnvironmentInput) -> list[tuple[str, CreateAgentEnvironmentInput]]:
+    """The first input with one digested field changed at a time: ``metadata`` (one key
+    added) and ``profile`` (its name, or the catalog name, changed)."""
+    changes: list[tuple[str, CreateAgentEnvironmentInput]] = []
+    wire = first.to_wire()
+    changes.append(("metadata", CreateAgentEnvironmentInput.parse_wire(
+        {**wire, "metadata": {**(wire.get("metadata") or {}), "conformance-changed": "metadata only"}}
+    )))
+    profile = wire.get("profile")
+    if isinstance(profile, Mapping) and isinstance(profile.get("name"), str):
+        changed_profile: Any = {**profile, "name": f"{profile['name']}-changed"}
+    elif isinstance(profile, str):
+        changed_profile = f"{profile}-changed"
+    else:
+        return changes
+    with contextlib.suppress(ContractError):  # a profile that cannot be renamed is left out
+        changes.append(("profile", CreateAgentEnvironmentInput.parse_wire({**wire, "profile": changed_profile})))
+    return changes
 
 
 async def _expect_refused(probe: _Probe, input: CreateAgentEnvironmentInput, what: str) -> ContractError:
@@ -538,58 +561,6 @@ async def _create_refusals(probe: _Probe, capabilities: AgentEnvironmentCapabili
             continue
         workspace = {**(probe.base.get("workspace") or {}), "cwd": {"base": base, "path": path}}
         await refused_before_effect(name, f"a {base}-based cwd that workspace.cwdBases does not accept", workspace=workspace)
-
-
-async def _durable_branching(
-    run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: _Probe
-) -> None:
-    if not declares_durable_branching(capabilities):
-        run.skip("branching.durable", "durable branching is not declared")
-        return
-    engine = getattr(environment, "workspace_branching", None)
-    if engine is None or run.has_failed("branching.operations"):
-        run.skip("branching.durable", "not run: workspace_branching is missing or incomplete")
-        return
-    provider = str(getattr(environment, "provider", "") or probe.provider.name)
-    source = {
-        "runId": f"conformance-run-{probe.nonce}",
-        "provider": provider,
-        "environmentId": str(getattr(environment, "id", "")),
-        "sessionId": f"conformance-session-{probe.nonce}",
-        "executionId": f"conformance-execution-{probe.nonce}",
-        "requestDigest": sha256_utf8(f"conformance-{probe.nonce}"),
-    }
-    try:
-        nested = await asyncio.wait_for(
-            run_branching_conformance_async(
-                engine, provider=provider, source=source, declared=capabilities.branching.to_wire()
-            ),
-            probe.timeout * 20,
-        )
-    except Exception as error:
-        run.fail("branching.durable", f"the durable branching kit could not run: {describe_error(error)}")
-        return
-    failed: list[str] = []
-    passed = 0
-    for check in getattr(nested, "checks", ()):
-        status = getattr(check, "status", None)
-        if status not in ("passed", "failed", "skipped"):
-            status = "passed" if getattr(check, "passed", False) else "failed"
-        name, message = f"branching.{check.name}", str(getattr(check, "message", "") or "")
-        if status == "passed":
-            passed += 1
-            run.passed(name, message)
-        elif status == "failed":
-            failed.append(name)
-            run.fail(name, message)
-        else:
-            run.skip(name, message)
-    if failed:
-        run.fail("branching.durable", f"the durable branching kit failed {', '.join(failed)}")
-    elif not passed:
-        run.fail("branching.durable", "the durable branching kit checked nothing")
-    else:
-        run.passed("branching.durable", f"the durable branching kit passed ({passed} checks)")
 
 
 async def _destroy_all(probe: _Probe) -> None:

@@ -11,16 +11,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from agent_interface.conformance.bounds import (
+    MAX_EVENTS,
+    CallTimedOut,
+    being_cancelled,
+    safe_str,
+    settle,
+)
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
     describe_error,
     expect,
-    maybe_await,
 )
 from agent_interface.core.errors import ContractError
 from agent_interface.durable.portable_context import plain_wire
@@ -36,14 +43,17 @@ from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput
 
 __all__ = [
     "DEFAULT_PROMPT",
+    "ORDER_CHECKS",
     "SESSION_METHODS",
     "TurnProbe",
     "check_capability_surface_by_member",
     "check_dispatch_and_session",
+    "check_event_order",
     "check_stream",
     "check_turn_profile_refusal",
     "check_workspace",
     "is_terminal_event",
+    "read_stream",
     "within",
 ]
 
@@ -62,11 +72,14 @@ character (two UTF-16 code units), a tab and a trailing newline."""
 
 async def within(timeout: float, value: Awaitable[T] | T, what: str) -> T:
     """Await what a provider call answered, failing the running check when it takes more
-    than ``timeout`` seconds (a hang becomes a failure, never a stuck kit)."""
+    than ``timeout`` seconds (a hang becomes a failure, never a stuck kit; a call that
+    ignores cancellation is abandoned). A ``BaseException`` the call raises other than
+    ``KeyboardInterrupt`` comes back as an ``Exception``
+    (:class:`~agent_interface.conformance.bounds.ProviderEscape`)."""
     try:
-        return await asyncio.wait_for(maybe_await(value), timeout)
-    except TimeoutError:
-        raise CheckFailed(f"{what} did not answer within {timeout:g} s") from None
+        return await settle(value, timeout, what)
+    except CallTimedOut as timed_out:
+        raise CheckFailed(str(timed_out)) from None
 
 
 def is_terminal_event(event: AgentEnvironmentEvent) -> bool:
@@ -111,19 +124,24 @@ def check_capability_surface_by_member(
     """One check per optional member of a ``kind`` object, named
     ``surface.<kind>.<member>``: present exactly when its capability says so."""
     issues = {issue.member: issue for issue in check_capability_surface(subject, capabilities, kind=kind)}
+    declared = {issue.member for issue in check_capability_surface(_NoMembers(), capabilities, kind=kind)}
     for member in capability_surface_members(kind):
         issue = issues.get(member)
-        if issue is None:
-            run.passed(f"surface.{kind}.{member}", f"{member} matches the capability document")
-        else:
+        if issue is not None:
             run.fail(f"surface.{kind}.{member}", issue.message)
+        elif member not in declared and _member(subject, member) is None:
+            run.not_applicable(f"surface.{kind}.{member}", f"{member} is not offered and the document does not require it")
+        else:
+            run.passed(f"surface.{kind}.{member}", f"{member} matches the capability document")
 
 
 def _member(subject: object, name: str) -> Any:
     """``subject.name``, or ``None`` when it is missing or reading it raises."""
     try:
         return getattr(subject, name, None)
-    except Exception:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a hostile property is a missing member, never a crash
         return None
 
 
@@ -149,8 +167,12 @@ def _event(value: Any, index: int) -> AgentEnvironmentEvent:
         raise CheckFailed(f"event {index} is not a valid AgentEnvironmentEvent: {describe_error(error)}") from None
 
 
+class _TooManyEvents(Exception):
+    """A stream went on past :data:`~agent_interface.conformance.bounds.MAX_EVENTS`."""
+
+
 async def _drain(
-    stream: Callable[[AgentTurnInput], Any], turn: AgentTurnInput, into: list[Any]
+    stream: Callable[[AgentTurnInput], Any], turn: AgentTurnInput, into: list[Any], limit: int = MAX_EVENTS
 ) -> None:
     iterator = stream(turn)
     if inspect.iscoroutine(iterator):
@@ -159,56 +181,147 @@ async def _drain(
     if not hasattr(iterator, "__aiter__"):
         raise CheckFailed(f"stream() answered {type(iterator).__name__}, not an async iterator of events")
     async for item in iterator:
+        if len(into) >= limit:
+            raise _TooManyEvents(f"stream() emitted more than {limit:,} events in one turn; the kit stopped reading")
         into.append(item)
+        if len(into) % 64 == 0:
+            await asyncio.sleep(0)  # a stream that never awaits still lets a timeout fire
+
+
+async def read_stream(
+    stream: Callable[[AgentTurnInput], Any], turn: AgentTurnInput, timeout: float, limit: int = MAX_EVENTS
+) -> tuple[list[Any], str]:
+    """The items one turn's ``stream(turn)`` yielded within ``timeout`` seconds (at most
+    ``limit``), and how reading ended: ``""`` when the stream ended by itself, otherwise a
+    sentence (timed out, emitted too many events, raised...). Never raises but
+    ``KeyboardInterrupt`` (and the kit's own cancellation)."""
+    raw: list[Any] = []
+    try:
+        await settle(_drain(stream, turn, raw, limit), timeout, "stream()")
+    except CallTimedOut as timed_out:
+        return raw, f"{timed_out} after {len(raw)} events"
+    except (CheckFailed, _TooManyEvents) as failure:
+        return raw, safe_str(failure)
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        if being_cancelled():
+            raise
+        return raw, "stream() raised CancelledError"
+    except BaseException as error:  # a broken stream is reported, never raised
+        return raw, f"stream() raised {describe_error(error)}"
+    return raw, ""
+
+
+def _sequence_of(event: AgentEnvironmentEvent) -> int | None:
+    value = event.data.get("sequence")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_event_order(run: CheckRun, events: list[AgentEnvironmentEvent], prefix: str = "stream") -> None:
+    """``<prefix>.terminal_last`` (the turn's last event is terminal), ``<prefix>.one_terminal``
+    (exactly one terminal event), ``<prefix>.sequence`` (every ``data.sequence`` strictly
+    increases; not applicable when no event carries one) and ``<prefix>.event_ids`` (no two
+    events share an ``id`` or a ``data.eventId``; not applicable when none carries one)."""
+    terminals = [index for index, event in enumerate(events) if is_terminal_event(event)]
+    if not terminals:
+        for name in ("terminal_last", "one_terminal"):
+            run.skip(f"{prefix}.{name}", "not run: the turn emitted no terminal event")
+    else:
+        last = len(events) - 1
+        run.add(
+            f"{prefix}.terminal_last",
+            terminals[-1] == last,
+            "the turn's last event is its terminal event" if terminals[-1] == last else
+            f"event {terminals[-1]} ({events[terminals[-1]].type}) is terminal, but {last - terminals[-1]} event(s) follow it, "
+            f"the last a {events[last].type!r} event",
+        )
+        run.add(
+            f"{prefix}.one_terminal",
+            len(terminals) == 1,
+            "the turn has exactly one terminal event" if len(terminals) == 1 else
+            f"the turn has {len(terminals)} terminal events, at indexes {terminals[:8]}",
+        )
+    numbered = [(index, sequence) for index, event in enumerate(events) if (sequence := _sequence_of(event)) is not None]
+    if not numbered:
+        run.not_applicable(f"{prefix}.sequence", "no event carries data.sequence")
+    else:
+        broken = next(((a, b) for a, b in itertools.pairwise(numbered) if b[1] <= a[1]), None)
+        run.add(
+            f"{prefix}.sequence",
+            broken is None,
+            f"data.sequence strictly increases over {len(numbered)} events" if broken is None else
+            f"data.sequence goes {broken[0][1]} (event {broken[0][0]}) then {broken[1][1]} (event {broken[1][0]}); it must strictly increase",
+        )
+    problems: list[str] = []
+    carried = False
+    for label, values in (
+        ("id", [event.id for event in events]),
+        ("data.eventId", [event.data.get("eventId") for event in events]),
+    ):
+        present = [value for value in values if isinstance(value, str)]
+        carried = carried or bool(present)
+        repeated = sorted({value for value in present if present.count(value) > 1})
+        if repeated:
+            problems.append(f"{len(repeated)} {label} value(s) repeat, e.g. {safe_str(repeated[0], 80)!r}")
+    if not carried:
+        run.not_applicable(f"{prefix}.event_ids", "no event carries an id or data.eventId")
+    else:
+        run.add(f"{prefix}.event_ids", not problems, "no two events share an id" if not problems else "; ".join(problems))
+
+
+ORDER_CHECKS = ("terminal_last", "one_terminal", "sequence", "event_ids")
+"""The event-order checks :func:`check_event_order` records, after its prefix."""
 
 
 async def check_stream(
     run: CheckRun, environment: Any, capabilities: AgentEnvironmentCapabilities, probe: TurnProbe
 ) -> None:
-    """``stream.events``, ``stream.terminal``, ``stream.result`` and ``stream.usage`` for
-    one real turn sent through ``environment.stream``."""
+    """``stream.events``, ``stream.terminal``, the event-order checks of
+    :func:`check_event_order`, ``stream.result`` and ``stream.usage`` for one real turn
+    sent through ``environment.stream``."""
     stream = _member(environment, "stream")
     raw: list[Any] = []
-    outcome: dict[str, Any] = {}
+    ending = "the environment has no stream()"
     if callable(stream):
-        try:
-            await asyncio.wait_for(_drain(stream, probe.turn(probe.session_id, turn_id=probe.turn_id), raw), probe.timeout)
-            outcome["ended"] = True
-        except TimeoutError:
-            outcome["ended"] = False
-        except CheckFailed as failure:
-            outcome["error"] = str(failure)
-        except Exception as error:  # a broken stream is reported, never raised
-            outcome["error"] = f"raised {describe_error(error)}"
+        raw, ending = await read_stream(stream, probe.turn(probe.session_id, turn_id=probe.turn_id), probe.timeout)
+    timed_out = "timed out" in ending
 
     async def events() -> None:
         expect(callable(stream), "the environment has no stream()")
-        if "error" in outcome and not raw:
-            raise CheckFailed(f"stream() {outcome['error']}" if outcome["error"].startswith("raised") else outcome["error"])
-        expect(raw, "stream() ended without a single event" if outcome.get("ended") else
-               f"stream() emitted no event within {probe.timeout:g} s")
-        probe.events[:] = [_event(item, index) for index, item in enumerate(raw)]
-        if "error" in outcome:
+        if ending and not raw:
+            raise CheckFailed(ending)
+        expect(raw, "stream() ended without a single event")
+        parsed: list[AgentEnvironmentEvent] = []
+        for index, item in enumerate(raw):
+            parsed.append(_event(item, index))
+            if index % 64 == 63:
+                await asyncio.sleep(0)  # the kit's own work never starves its heartbeat
+        probe.events[:] = parsed
+        if ending and not timed_out:
             terminal = any(is_terminal_event(event) for event in probe.events)
-            expect(terminal, f"the turn broke after {len(raw)} events: stream() {outcome['error']}")
+            expect(terminal, f"the turn broke after {len(raw)} events: {ending}")
 
+    dependents = ("stream.terminal", *(f"stream.{name}" for name in ORDER_CHECKS), "stream.result", "stream.usage")
     if not await run.check("stream.events", events, "one turn streamed valid events"):
-        for name in ("stream.terminal", "stream.result", "stream.usage"):
+        for name in dependents:
             run.skip(name, "not run: the turn streamed no valid event")
         return
 
     async def terminal() -> None:
+        if any(is_terminal_event(event) for event in probe.events):
+            return
+        if timed_out:
+            raise CheckFailed(f"{ending}, none of them terminal: the kit gave up waiting for the turn to end")
         kinds = [event.type for event in probe.events]
-        expect(
-            any(is_terminal_event(event) for event in probe.events),
-            f"no terminal result/done/final/status event among {kinds[:8]}",
-        )
+        raise CheckFailed(f"no terminal result/done/final/status event among {kinds[:8]}")
 
-    if await run.check("stream.terminal", terminal, "the turn emitted a terminal event"):
+    ended = await run.check("stream.terminal", terminal, "the turn emitted a terminal event")
+    check_event_order(run, probe.events)
+    if ended:
 
         async def result() -> None:
-            expect("error" not in outcome, f"stream() {outcome.get('error')} after its terminal event")
-            expect(outcome.get("ended"), f"the stream did not end within {probe.timeout:g} s after its terminal event")
+            expect(not ending, f"after its terminal event, {ending}")
 
         await run.check("stream.result", result, "the stream ended with the turn's result")
     else:
@@ -245,10 +358,10 @@ async def check_turn_profile_refusal(
     async def body() -> None:
         turn = probe.turn(f"{probe.session_id}-profile", profile=AgentProfile(name="conformance-turn-profile"))
         try:
-            await asyncio.wait_for(_drain(stream, turn, emitted), probe.timeout)
-        except TimeoutError:
+            await settle(_drain(stream, turn, emitted), probe.timeout, "stream()")
+        except CallTimedOut:
             raise CheckFailed(
-                f"a turn carrying a profile was neither refused nor finished within {probe.timeout:g} s"
+                f"a turn carrying a profile was neither refused nor finished: timed out after {probe.timeout:g} s"
             ) from None
         except ContractError as error:
             expect(not emitted, f"a per-turn profile was refused only after {len(emitted)} events ({describe_error(error)})")
@@ -318,7 +431,7 @@ async def check_dispatch_and_session(
         if probe.dispatched is not None:
             # let the detached turn finish before the environment is destroyed
             with contextlib.suppress(Exception):  # its outcome is the session kits' to judge
-                await asyncio.wait_for(maybe_await(handle.result()), probe.timeout)
+                await settle(handle.result(), probe.timeout, "result()")
         return
     declared = _declared_session_members(capabilities)
     for member in capability_surface_members("session"):

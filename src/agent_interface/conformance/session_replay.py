@@ -15,7 +15,9 @@ turn and proves, like the reference testkit's session-replay runner:
 * ``reconnected_replay``: a client rebuilt through ``provider.get`` and
   ``environment.session(id, control_ref=...)`` (or a ``reconnect`` callable) has the same
   identity and gives the same events, in full and after a cursor;
-* ``environment_cleanup``: the environment the kit created is destroyed.
+* ``environment_cleanup``: the environment the kit created is destroyed, and afterwards
+  ``provider.get`` no longer answers it as live and ``provider.list`` no longer lists it
+  (when the provider has them).
 
 A method the provider lacks is reported as skipped (or failed when its capability is
 declared), never passed.
@@ -29,11 +31,20 @@ from collections.abc import AsyncIterable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from agent_interface.conformance.bounds import (
+    MAX_EVENTS,
+    CallTimedOut,
+    being_cancelled,
+    describe_error,
+    safe_str,
+    settle,
+)
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     maybe_await,
     run_sync,
@@ -46,9 +57,13 @@ from agent_interface.runtime.control import AgentRunControlRef, same_agent_run_c
 
 __all__ = [
     "SESSION_REPLAY_CHECKS",
+    "SESSION_REPLAY_NOT_CERTIFIED",
     "run_session_replay_conformance",
     "run_session_replay_conformance_async",
 ]
+
+SESSION_REPLAY_NOT_CERTIFIED = ("replay after a provider restart: the rebuilt client lives in the same process",)
+"""What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
 SESSION_REPLAY_CHECKS = (
     "surface",
@@ -82,22 +97,26 @@ async def _collect(events: Any, timeout: float) -> list[AgentEnvironmentEvent]:
         expect(isinstance(stream, AsyncIterable), "events() did not answer an async iterable")
         out: list[AgentEnvironmentEvent] = []
         async for event in stream:
+            expect(len(out) < MAX_EVENTS, f"the event stream went on past {MAX_EVENTS:,} events; the kit stopped reading")
             try:
                 out.append(AgentEnvironmentEvent.parse_wire(plain_wire(event)))
             except ContractError as error:
-                raise CheckFailed(f"event {len(out)} is not a valid environment event: {error}") from None
+                raise CheckFailed(f"event {len(out)} is not a valid environment event: {describe_error(error)}") from None
+            if len(out) % 64 == 0:
+                await asyncio.sleep(0)  # a stream that never awaits still lets the timeout fire
         return out
 
     try:
-        return await asyncio.wait_for(read(), timeout)
-    except TimeoutError:
-        raise CheckFailed(f"the event stream did not end within {timeout:g}s") from None
+        return await settle(read(), timeout, "the event stream")
+    except CallTimedOut as timed_out:
+        raise CheckFailed(f"{timed_out}: it did not end") from None
 
 
 def _ids(events: list[AgentEnvironmentEvent]) -> list[str | None]:
     return [event.id for event in events]
 
 
+@contained
 async def run_session_replay_conformance_async(
     provider: Any,
     *,
@@ -117,25 +136,68 @@ async def run_session_replay_conformance_async(
     if provider is None or not callable(getattr(provider, "create", None)):
         raise ConformanceUsageError("run_session_replay_conformance needs a provider with create()")
     name = getattr(provider, "name", None)
-    run = CheckRun("session replay", subject or str(name or type(provider).__name__))
+    run = CheckRun("session replay", subject or safe_str(name or type(provider).__name__), timeout=5 * timeout, call_timeout=timeout)
     nonce = uuid.uuid4().hex[:12]
-    provided = AgentEnvironmentCapabilities.parse_wire(plain_wire(await maybe_await(provider.capabilities())))
-    environment = await maybe_await(
-        provider.create(
-            {"profile": {"name": f"conformance-replay-{nonce}"}, "name": f"conformance-replay-{nonce}", **(create_input or {})}
+    made: dict[str, Any] = {}
+
+    async def start() -> None:
+        document = await settle(provider.capabilities(), timeout, "capabilities()")
+        made["provided"] = AgentEnvironmentCapabilities.parse_wire(plain_wire(document))
+        made["environment"] = await settle(
+            provider.create(
+                {"profile": {"name": f"conformance-replay-{nonce}"}, "name": f"conformance-replay-{nonce}", **(create_input or {})}
+            ),
+            timeout,
+            "create()",
         )
-    )
+
     try:
-        await _checks(run, provider, environment, provided, turn, reconnect, timeout, nonce)
+        await start()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # the provider could not be set up: every check says so
+        if isinstance(error, asyncio.CancelledError) and being_cancelled():
+            raise
+        run.fail("surface", f"capabilities() or create() failed before any check: {describe_error(error)}")
+        for check in SESSION_REPLAY_CHECKS[1:]:
+            run.skip(check, "not run: no environment was created")
+        return run.report(not_certified=SESSION_REPLAY_NOT_CERTIFIED)
+    environment = made["environment"]
+    try:
+        await _checks(run, provider, environment, made["provided"], turn, reconnect, timeout, nonce)
     finally:
         destroy = getattr(environment, "destroy", None)
         checked = any(check.status != "skipped" for check in run.checks)
         if not callable(destroy):
             run.skip("environment_cleanup", "the environment has no destroy()")
-        elif await run.check("environment_cleanup", lambda: maybe_await(destroy())) and not checked:
+        elif await run.check("environment_cleanup", lambda: _cleaned_up(provider, environment, destroy, timeout)) and not checked:
             # nothing else ran: a destroyed environment alone must not read as a pass
             run.checks[-1] = replace(run.checks[-1], status="skipped", message="nothing to replay; the environment was destroyed")
-    return run.report()
+    return run.report(not_certified=SESSION_REPLAY_NOT_CERTIFIED)
+
+
+_LIVE = ("running", "pending", "provisioning")
+
+
+async def _cleaned_up(provider: Any, environment: Any, destroy: Callable[[], Any], timeout: float) -> None:
+    """Destroy the kit's environment, then prove ``get`` and ``list`` no longer show it live."""
+    await settle(destroy(), timeout, "destroy()")
+    env_id = getattr(environment, "id", None)
+    getter = getattr(provider, "get", None)
+    if isinstance(env_id, str) and callable(getter):
+        found = await settle(getter(env_id), timeout, "get() after destroy()")
+        if found is not None:
+            status = getattr(found, "status", None)
+            state = await settle(status(), timeout, "status()") if callable(status) else status
+            expect(state not in _LIVE, f"after destroy(), get() still answers the environment as {safe_str(state, 40)!r}")
+    lister = getattr(provider, "list", None)
+    if isinstance(env_id, str) and callable(lister):
+        listed = await settle(lister(), timeout, "list() after destroy()")
+        live = [
+            item for item in listed or ()
+            if getattr(item, "id", None) == env_id and getattr(item, "status", None) in _LIVE
+        ]
+        expect(not live, "after destroy(), list() still lists the environment as live")
 
 
 async def _checks(

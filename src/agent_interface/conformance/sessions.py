@@ -43,6 +43,7 @@ from agent_interface.conformance.report import (
     CheckRun,
     ConformanceReport,
     ConformanceUsageError,
+    contained,
     expect,
     run_sync,
 )
@@ -334,6 +335,7 @@ async def _first(events: Any) -> Any:
     return None
 
 
+@contained
 async def run_session_conformance_async(
     *,
     instances: Any = None,
