@@ -297,6 +297,7 @@ def test_replayed_view_of_a_class_instance() -> None:
     with pytest.raises(AttributeError):
         view.id = "other"
     assert replayed_agent_environment_view(view) is view
+    assert isinstance(view, FakeEnvironment)  # a replay passes the caller's isinstance check
 
 
 # ---------------------------------------------------------------------------

@@ -109,7 +109,8 @@ class _ReplayedView:
     """A per-call view of one environment that a same-key create replayed.
 
     Every attribute and method is the environment's own (operations act on the one
-    environment); only ``creation`` reads ``"replayed"``.
+    environment); only ``creation`` reads ``"replayed"``. ``__class__`` answers the
+    environment's class, so ``isinstance(view, MyEnvironment)`` holds for a replay too.
     """
 
     __slots__ = ("_environment",)
@@ -120,6 +121,10 @@ class _ReplayedView:
     @property
     def creation(self) -> AgentEnvironmentCreation:
         return "replayed"
+
+    @property  # type: ignore[misc]  # a view stands for its environment in isinstance checks
+    def __class__(self) -> type:
+        return type(object.__getattribute__(self, "_environment"))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(object.__getattribute__(self, "_environment"), name)
