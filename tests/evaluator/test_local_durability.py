@@ -74,7 +74,7 @@ def _racer(tmp_path: Path, start_at: float, mode: str = "create") -> subprocess.
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
     )
 
 
