@@ -23,16 +23,32 @@ from typing import Final
 
 __all__ = ["LocalIsolation", "detect_local_isolation"]
 
+# The probe's first child is the init of a fresh PID namespace when there is one (the
+# namespace ends with it, so it is the only child); it also tries to become a uid and gid
+# of the range the provider gives programs: only then can a program run as a user other
+# than its supervisor's.
 _PROBE: Final = (
     "import json, os, socket\n"
     "names = [name for _, name in socket.if_nameindex()]\n"
     "child = os.fork()\n"
     "if child == 0:\n"
-    "    os._exit(0 if os.getpid() == 1 else 3)\n"
+    "    code = 0 if os.getpid() == 1 else 1\n"
+    "    try:\n"
+    "        os.setgroups([])\n"
+    "        os.setresgid(0x5fff0000, 0x5fff0000, 0x5fff0000)\n"
+    "        os.setresuid(0x5fff0000, 0x5fff0000, 0x5fff0000)\n"
+    "        code += 0 if os.getresuid() == (0x5fff0000,) * 3 else 2\n"
+    "    except OSError:\n"
+    "        code += 2\n"
+    "    os._exit(code)\n"
     "_, status = os.waitpid(child, 0)\n"
-    "init = os.waitstatus_to_exitcode(status) == 0\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "init, separate = code in (0, 2), code in (0, 1)\n"
 )
-_REPORT: Final = "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts}))\n"
+_REPORT: Final = (
+    "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts,"
+    " 'separateUser': separate}))\n"
+)
 # With ``--mount``: a tmpfs, a bind made read-only, and a chroot of the probe into the tmpfs,
 # all in the scratch directory given as the last argument (the host never sees them).
 _MOUNT_PROBE: Final = (
@@ -68,7 +84,11 @@ class LocalIsolation:
     it. ``mount_namespace``: a private mount namespace where the probe mounted a tmpfs, made
     a bind read-only and ``chroot``-ed into it, so the provider can root each process at
     its environment (fixed paths such as ``/tangle/input/task.txt`` are then the
-    process's own). ``LocalIsolation.none()`` wraps nothing and isolates nothing.
+    process's own). ``separate_user``: the supervisor could become another host uid and
+    gid (it is host root, not root of a user namespace), so a program can run as a user
+    that owns nothing of the provider's (its records, its supervisor, other
+    environments); without it the local provider declares no ``exactProcess``.
+    ``LocalIsolation.none()`` wraps nothing and isolates nothing.
     """
 
     prefix: tuple[str, ...]
@@ -76,6 +96,7 @@ class LocalIsolation:
     pid_namespace: bool
     user_namespace: bool
     mount_namespace: bool = False
+    separate_user: bool = False
 
     @classmethod
     def none(cls) -> LocalIsolation:
@@ -183,7 +204,8 @@ async def detect_local_isolation(
             continue
         if with_mount and answer.get("mounts") is not True:
             continue
-        found = LocalIsolation(prefix, True, with_pid, with_user, with_mount)
+        separate = answer.get("separateUser") is True and not with_user
+        found = LocalIsolation(prefix, True, with_pid, with_user, with_mount, separate)
         break
     _CACHE[key] = found
     return found

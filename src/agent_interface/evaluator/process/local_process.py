@@ -103,7 +103,9 @@ from agent_interface.evaluator.process.confined_files import (
     write_confined,
 )
 from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
+from agent_interface.evaluator.process.launch_policy import check_launch_policy
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
+from agent_interface.evaluator.process.seccomp import unix_socket_filter
 from agent_interface.evaluator.process.supervised_process import (
     OutputStream,
     SupervisedProcess,
@@ -123,6 +125,7 @@ __all__ = [
 
 _MIB: Final = 1 << 20
 DEFAULT_MAX_OUTPUT_BYTES: Final = 16 * _MIB
+DEFAULT_MAX_PROCESSES: Final = 256
 
 
 def _now_ms() -> int:
@@ -199,7 +202,7 @@ class LocalExactProcessManager:
         return self._handle(pid) if pid in pids else None
 
     def _handle(self, pid: int) -> LocalExactProcess:
-        return LocalExactProcess(SupervisedProcess(pid, self._environment._processes / str(pid)))
+        return LocalExactProcess(SupervisedProcess(pid, self._environment._control / str(pid)))
 
     async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> LocalExactProcess:
         """Start ``launch`` in this environment (see the module docstring for what holds)."""
@@ -211,6 +214,7 @@ class LocalExactProcessManager:
                 "/", "exact_process_environment_gone", "the environment was destroyed or expired"
             )
         _listed, target = env._owner._image.resolve(request.executable, request.env)
+        check_launch_policy(request.executable, request.args, target)
         try:
             cwd = environment_path_components(request.cwd)
         except ContractError as error:
@@ -229,19 +233,23 @@ class LocalExactProcessManager:
                 "AS": int(resources["memoryMb"]) * _MIB,
                 "FSIZE": int(resources["diskMb"]) * _MIB,
                 "CORE": 0,
+                "NPROC": env._owner._max_processes,
             },
             "cpus": allowed[: max(int(resources["cpu"]), 1)],
             "outputLimit": env._owner._max_output_bytes,
+            "user": [env._uid, env._uid],
+            "seccomp": env._owner._seccomp,
+            "freshProc": env._owner._fresh_proc,
         }
         pid = await asyncio.to_thread(
             env._store.claim_pid, env.id, canonical_digest(request.to_wire()), _now_ms()
         )
         owner = env._owner
-        spec["mounts"] = await _file_operation(owner._mounts, env, pid)
+        spec["mounts"] = await _file_operation(owner._mounts, env, pid, int(resources["diskMb"]))
         try:
             supervised = await start_supervised(
                 pid,
-                env._processes / str(pid),
+                env._control / str(pid),
                 spec,
                 stdin=None if request.stdin is None else request.stdin.encode(),
                 prefix=owner._isolation.prefix,
@@ -260,10 +268,10 @@ class LocalExactProcessManager:
         return process
 
 
-async def _file_operation(operation: Any, *args: Any) -> Any:
+async def _file_operation(operation: Any, *args: Any, **options: Any) -> Any:
     """Run a confined file operation in a worker thread; an OS failure is a typed refusal."""
     try:
-        return await asyncio.to_thread(operation, *args)
+        return await asyncio.to_thread(operation, *args, **options)
     except OSError as error:
         name = errno.errorcode.get(error.errno or 0, "EIO")
         raise ContractError.single(
@@ -287,7 +295,8 @@ class LocalExactProcessEnvironment:
         )
         directory = owner._root / "environments" / record.id
         self._files = directory / "fs"
-        self._processes = directory / "processes"
+        self._control = owner._root / "control" / record.id
+        self._uid = owner._store.environment_uid(record.id)
         self.process: Final = LocalExactProcessManager(self)
 
     async def _record(self) -> EnvironmentRecord | None:
@@ -305,7 +314,10 @@ class LocalExactProcessEnvironment:
             raise ContractError.single(
                 "/bytes", "exact_process_write_too_large", "the file is larger than diskMb"
             )
-        await _file_operation(write_confined, str(self._files), request.path, bytes(data), request.mode)
+        await _file_operation(
+            write_confined, str(self._files), request.path, bytes(data), request.mode,
+            owner=(self._uid, self._uid),
+        )
 
     async def read_file(self, path: str, *, max_bytes: int) -> bytes:
         """The exact bytes at ``path``; a file over ``max_bytes`` is refused before loading."""
@@ -336,23 +348,37 @@ class LocalExactProcesses:
         self._isolation = provider._isolation
         self._python = provider._python
         self._max_output_bytes = provider._max_output_bytes
+        self._max_processes = provider._max_processes
+        self._executables = tuple(sorted({os.path.realpath(path) for path in provider._image.executables}))
+        # Unix sockets: refused by seccomp unless a bound host directory must be reachable
+        # (then only the private root's paths keep host sockets out of reach).
+        self._seccomp = None if provider._host_directories else unix_socket_filter()
+        isolation = provider._isolation
+        self._fresh_proc = (isolation.mount_namespace and isolation.pid_namespace
+                            and not provider.private_root)
         self._read_only = provider._read_only
         self._host_directories = provider._host_directories
         self.name: Final = provider.name
 
-    def _mounts(self, environment: LocalExactProcessEnvironment, pid: int) -> dict[str, Any] | None:
+    def _mounts(
+        self, environment: LocalExactProcessEnvironment, pid: int, tmp_mb: int
+    ) -> dict[str, Any] | None:
         """The private root of a process (see :attr:`LocalExactProcessProvider.private_root`),
         its mount points made in the environment's files first (never through a link)."""
         if not self._provider.private_root:
             return None
         files = str(environment._files)
+        owner = (environment._uid, environment._uid)
         for path in (*self._read_only, *self._host_directories):
-            os.close(open_confined_directory(files, environment_path_components(path), create=True))
+            components = environment_path_components(path)
+            os.close(open_confined_directory(files, components, create=True, owner=owner))
         return {
-            "root": str(environment._processes / str(pid) / "root"),
+            "root": str(environment._control / str(pid) / "root"),
             "files": files,
             "binds": [[host, path] for path, host in self._host_directories.items()],
             "readOnly": list(self._read_only),
+            "executables": list(self._executables),
+            "tmpMb": tmp_mb,
         }
 
     def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> None:
@@ -395,11 +421,14 @@ class LocalExactProcesses:
             state="claimed",
         )
         record = await asyncio.to_thread(self._store.claim_environment, candidate)
+        environment = LocalExactProcessEnvironment(self, record)
         if record.state == "claimed":
             directory = self._root / "environments" / record.id
-            await asyncio.to_thread(_make_environment_directory, directory)
+            await asyncio.to_thread(
+                _make_environment_directory, directory, environment._control, environment._uid
+            )
             await asyncio.to_thread(self._store.mark_ready, record.id)
-        return LocalExactProcessEnvironment(self, record)
+        return environment
 
     async def _live_record(self, environment_id: str) -> EnvironmentRecord | None:
         record = await asyncio.to_thread(self._store.environment, environment_id)
@@ -435,18 +464,25 @@ class LocalExactProcesses:
     async def _destroy(self, environment_id: str) -> None:
         await asyncio.to_thread(self._store.mark_destroyed, environment_id)
         directory = self._root / "environments" / environment_id
+        controls = self._root / "control" / environment_id
         for state in ("started", "starting"):
             for pid in await asyncio.to_thread(self._store.process_ids, environment_id, state):
-                control = directory / "processes" / str(pid)
+                control = controls / str(pid)
                 if (control / "supervisor.json").exists():
                     await SupervisedProcess(pid, control).kill()
         await asyncio.to_thread(_remove_tree, directory)
+        await asyncio.to_thread(_remove_tree, controls)
 
 
-def _make_environment_directory(directory: Path) -> None:
+def _make_environment_directory(directory: Path, control: Path, uid: int) -> None:
+    """The environment's files (owned by its programs' uid) and its control directory
+    (the provider's alone, under ``ROOT/control``, outside anything a program sees)."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (directory / "fs").mkdir(mode=0o700, exist_ok=True)
-    (directory / "processes").mkdir(mode=0o700, exist_ok=True)
+    files = directory / "fs"
+    files.mkdir(mode=0o700, exist_ok=True)
+    os.chown(files, uid, uid, follow_symlinks=False)
+    control.parent.mkdir(mode=0o700, exist_ok=True)
+    control.mkdir(mode=0o700, exist_ok=True)
 
 
 def _remove_tree(directory: Path) -> None:
@@ -487,6 +523,7 @@ class LocalExactProcessProvider:
         private_root: bool = False,
         read_only_paths: Iterable[str] = (),
         host_directories: Mapping[str, str | os.PathLike[str]] | None = None,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
     ) -> None:
         self._private_root = private_root
         self._read_only = tuple(read_only_paths)
@@ -497,13 +534,16 @@ class LocalExactProcessProvider:
             environment_path_components(path)  # refuses a relative or unsafe path
         self._root = Path(root).resolve()
         self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self._root, 0o700)
+        (self._root / "control").mkdir(mode=0o700, exist_ok=True)
         self._store = ExactProcessStore(self._root / "state.sqlite3")
         self._image = LocalHostImage(executables)
         self._isolation = isolation
         self._max_output_bytes = max_output_bytes
+        self._max_processes = max_processes
         # The supervisor runs on this very interpreter (its code is compiled here).
         self._python = os.path.realpath(sys.executable)
-        self._exact = LocalExactProcesses(self) if isolation.blocks_egress else None
+        self._exact = LocalExactProcesses(self) if self._enforceable() else None
 
     @classmethod
     async def open(
@@ -514,11 +554,13 @@ class LocalExactProcessProvider:
         unshare: str | None = "unshare",
         pid_namespace: bool = True,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
     ) -> LocalExactProcessProvider:
         """Detect this host's isolation, then build the provider over ``root``."""
         isolation = await detect_local_isolation(unshare, pid_namespace=pid_namespace)
         return cls(
-            root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes
+            root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes,
+            max_processes=max_processes,
         )
 
     def close(self) -> None:
@@ -546,13 +588,24 @@ class LocalExactProcessProvider:
         system, its working directory in the environment's directory."""
         return self._private_root and self._isolation.mount_namespace
 
+    def _enforceable(self) -> bool:
+        """Whether every promise holds here: egress blocked, records out of the program's
+        reach (it runs as another user), and host Unix sockets out of reach (by seccomp,
+        or by a private root when a host directory must stay reachable)."""
+        isolation = self._isolation
+        sockets = self.private_root if self._host_directories else (
+            self.private_root or unix_socket_filter() is not None)
+        return isolation.blocks_egress and isolation.separate_user and sockets
+
     @property
     def exact_process(self) -> LocalExactProcesses | None:
-        """The exact-process provider, or ``None`` when egress cannot be blocked here."""
+        """The exact-process provider, or ``None`` when a promise cannot be enforced here
+        (no network namespace, no separate user for programs, or no way to keep host
+        Unix sockets out of reach; see :meth:`_enforceable`)."""
         return self._exact
 
     def _egress(self) -> tuple[str, ...] | None:
-        return ("blocked",) if self._isolation.blocks_egress else None
+        return ("blocked",) if self._exact is not None else None
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""

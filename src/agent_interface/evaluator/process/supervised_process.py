@@ -154,11 +154,17 @@ class SupervisedProcess:
             delay = min(delay * 2, 0.05)
 
     async def kill(self) -> None:
-        """End the whole process group (every process of its PID namespace) as cancelled."""
-        if self._settle_lost() is not None:
-            return
+        """End the whole process group (every process of its PID namespace) as cancelled.
+
+        Liveness is asked of the supervisor itself (its host pid, start time and boot id),
+        never of a record alone: a supervisor still alive is signalled even when a
+        termination record exists.
+        """
         supervisor = _read_json(self.control / "supervisor.json")
-        if supervisor is not None and self._supervisor_alive(supervisor):
+        alive = supervisor is not None and self._supervisor_alive(supervisor)
+        if not alive and self._settle_lost() is not None:
+            return
+        if supervisor is not None and alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(supervisor["pid"]), signal.SIGTERM)
         try:
