@@ -12,7 +12,6 @@ being read.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat

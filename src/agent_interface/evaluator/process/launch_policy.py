@@ -75,9 +75,7 @@ def _env_runs_a_program(args: Sequence[str]) -> bool:
             continue
         if arg in _ENV_UNSET:
             expecting_name = True
-        elif arg in _ENV_FLAGS or arg.startswith("--unset="):
-            continue
-        elif arg.startswith("-u") and len(arg) > 2:
+        elif arg in _ENV_FLAGS or arg.startswith("--unset=") or (arg.startswith("-u") and len(arg) > 2):
             continue
         elif arg.startswith("-") or "=" not in arg or arg.startswith("="):
             return True
