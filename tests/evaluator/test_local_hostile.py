@@ -297,6 +297,44 @@ def test_a_fork_bomb_is_bounded(tmp_path: Path) -> None:
     assert seen["refused"] == 1 and seen["made"] < 16
 
 
+DISK_FILL = """
+import errno, json, os
+chunk = b"x" * (1 << 20)
+written, failures = {}, {}
+for place in ("cwd-fill", "/tmp/tmp-fill", "/var/tmp/var-fill", "/dev/shm/shm-fill",
+              os.environ["HOST_DIR"] + "/host-fill"):
+    total = 0
+    try:
+        for index in range(64):
+            with open(f"{place}-{index}", "wb") as handle:
+                handle.write(chunk)
+            total += len(chunk)
+    except OSError as error:
+        failures[place] = errno.errorcode[error.errno]
+    written[place] = total
+print(json.dumps({"written": written, "failures": failures}))
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_disk_fill_is_bounded_by_disk_mb_in_total(tmp_path: Path, mode: str) -> None:
+    host = Path("/tmp") / f"exact-disk-{uuid.uuid4().hex}"
+    host.mkdir()
+    os.chmod(host, 0o777)  # a world-writable host directory
+    local = _provider(tmp_path, mode)
+    try:
+        cwd = "/tmp" if mode == "private-root" else "/"
+        termination, seen = _launch_and_read(local, DISK_FILL, env={"HOST_DIR": str(host)}, cwd=cwd)
+        left_on_host = os.listdir(host)
+    finally:
+        for name in os.listdir(host):
+            (host / name).unlink()
+        host.rmdir()
+    assert termination == {"kind": "exit", "exitCode": 0}
+    assert sum(seen["written"].values()) <= 8 << 20  # diskMb = 8, over every place together
+    assert seen["failures"]["cwd-fill"] == "ENOSPC" and left_on_host == []
+
+
 # -- 5. signalling its own supervisor ------------------------------------------------------
 
 SIGNAL = """

@@ -178,8 +178,7 @@ def _private_root(layout: dict[str, Any]) -> str:
     A tmpfs holding only: the host's system directories (``_SYSTEM``, read-only; a link
     among them copied as a link), the image's executables outside them (each file bound
     read-only at its path), a ``/dev`` of a few character devices, a fresh ``/proc`` (of
-    this PID namespace), a private ``/tmp`` tmpfs of ``tmpMb``, and the environment's
-    top-level entries, bound from its files (over any of the above). No other host path
+    this PID namespace), and the environment's top-level entries (its ``/tmp`` among them), bound from its files (over any of the above). No other host path
     (``/run``, ``/var``, the host's ``/tmp``, the provider's own directory), so no host
     socket or record file is reachable through a path. Then the host directories of
     ``binds`` at their environment paths, then ``readOnly`` environment paths made
@@ -220,10 +219,6 @@ def _private_root(layout: dict[str, Any]) -> str:
     if "proc" not in own:
         os.mkdir(root + "/proc")
         mount("proc", root + "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-    if "tmp" not in own:
-        os.mkdir(root + "/tmp")
-        size = f"size={int(layout.get('tmpMb', 1))}m"
-        mount("tmpfs", root + "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777," + size)
     for name in sorted(own):
         source, target = files + "/" + name, root + "/" + name
         if os.path.islink(source):
@@ -246,9 +241,38 @@ def _private_root(layout: dict[str, Any]) -> str:
     return str(root)
 
 
-def _fresh_proc() -> None:
-    """Mount a ``/proc`` of this PID namespace over the host's (in this mount namespace)."""
-    _mounter()("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY, _SYS_MOUNT_SETATTR = -100, 0x8000, 1, 442
+
+
+def _host_view(view: dict[str, Any]) -> None:
+    """The host's file system seen read-only but for the environment's files.
+
+    In this (private) mount namespace: a fresh ``/proc`` of this PID namespace over the
+    host's when asked, then every mount made read-only recursively (``mount_setattr``),
+    then the environment's own tmpfs (and this supervisor's control directory, bound
+    onto itself first) writable again: a program may read the host's paths but write
+    nothing outside its environment (no host ``/tmp``, no disk beyond ``diskMb``).
+    """
+    import ctypes
+
+    mount = _mounter()
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    mount(view["control"], view["control"], None, _MS_BIND)
+    if view.get("freshProc"):
+        mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
+        attributes = (ctypes.c_uint64 * 4)(attr_set, attr_clr, 0, 0)
+        if libc.syscall(_SYS_MOUNT_SETATTR, ctypes.c_int(_AT_FDCWD), os.fsencode(path),
+                        ctypes.c_uint(flags), attributes, ctypes.c_size_t(32)) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+    setattr("/", _AT_RECURSIVE, _MOUNT_ATTR_RDONLY, 0)
+    for path in (view["writable"], view["control"]):
+        setattr(path, 0, 0, _MOUNT_ATTR_RDONLY)
 
 
 # prctl(2) options and capability bits (linux/prctl.h, linux/capability.h).
@@ -441,8 +465,8 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     try:
         if spec.get("mounts") is not None:
             root = _private_root(spec["mounts"])
-        elif spec.get("freshProc"):
-            _fresh_proc()
+        elif spec.get("hostView") is not None:
+            _host_view(spec["hostView"])
     except OSError as error:
         answer(f"error mounts {_errno_name(error)}")
         return 0

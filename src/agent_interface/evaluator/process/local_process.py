@@ -102,6 +102,12 @@ from agent_interface.evaluator.process.confined_files import (
     read_confined,
     write_confined,
 )
+from agent_interface.evaluator.process.environment_disk import (
+    is_mounted,
+    mount_size_capped,
+    size_capped_mounts_work,
+    unmount,
+)
 from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
 from agent_interface.evaluator.process.launch_policy import check_launch_policy
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
@@ -208,11 +214,7 @@ class LocalExactProcessManager:
         """Start ``launch`` in this environment (see the module docstring for what holds)."""
         request = _parse(AgentExactProcessLaunch, launch)
         env = self._environment
-        record = await env._record()
-        if record is None:
-            raise ContractError.single(
-                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
-            )
+        record = await env._live_files()
         _listed, target = env._owner._image.resolve(request.executable, request.env)
         check_launch_policy(request.executable, request.args, target)
         try:
@@ -220,6 +222,7 @@ class LocalExactProcessManager:
         except ContractError as error:
             raise ContractError.single("/cwd", error.issues[0].code, error.issues[0].message) from None
         resources = json.loads(record.input_json)["resources"]
+        owner = env._owner
         allowed = sorted(os.sched_getaffinity(0))
         spec = {
             "executable": target,
@@ -239,13 +242,15 @@ class LocalExactProcessManager:
             "outputLimit": env._owner._max_output_bytes,
             "user": [env._uid, env._uid],
             "seccomp": env._owner._seccomp,
-            "freshProc": env._owner._fresh_proc,
         }
         pid = await asyncio.to_thread(
             env._store.claim_pid, env.id, canonical_digest(request.to_wire()), _now_ms()
         )
-        owner = env._owner
-        spec["mounts"] = await _file_operation(owner._mounts, env, pid, int(resources["diskMb"]))
+        spec["mounts"] = await _file_operation(owner._mounts, env, pid)
+        spec["hostView"] = None if owner.private_root else {
+            "writable": str(env._files), "control": str(env._control / str(pid)),
+            "freshProc": owner._fresh_proc,
+        }
         try:
             supervised = await start_supervised(
                 pid,
@@ -302,14 +307,25 @@ class LocalExactProcessEnvironment:
     async def _record(self) -> EnvironmentRecord | None:
         return await self._owner._live_record(self.id)
 
-    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
-        """Write exactly ``data`` at the absolute environment ``path`` with POSIX ``mode``."""
-        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+    async def _live_files(self) -> EnvironmentRecord:
+        """The live record, once the environment's files are still there (a size-capped
+        tmpfs is gone after a reboot: nothing is written to the disk beneath instead)."""
         record = await self._record()
         if record is None:
             raise ContractError.single(
                 "/", "exact_process_environment_gone", "the environment was destroyed or expired"
             )
+        if not await asyncio.to_thread(is_mounted, self._files):
+            raise ContractError.single(
+                "/", "exact_process_environment_lost",
+                "the environment's files are gone (their tmpfs did not survive a restart)",
+            )
+        return record
+
+    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        """Write exactly ``data`` at the absolute environment ``path`` with POSIX ``mode``."""
+        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+        record = await self._live_files()
         if len(data) > int(json.loads(record.input_json)["resources"]["diskMb"]) * _MIB:
             raise ContractError.single(
                 "/bytes", "exact_process_write_too_large", "the file is larger than diskMb"
@@ -353,23 +369,20 @@ class LocalExactProcesses:
         # Unix sockets: refused by seccomp unless a bound host directory must be reachable
         # (then only the private root's paths keep host sockets out of reach).
         self._seccomp = None if provider._host_directories else unix_socket_filter()
-        isolation = provider._isolation
-        self._fresh_proc = (isolation.mount_namespace and isolation.pid_namespace
-                            and not provider.private_root)
+        self.private_root: Final = provider.private_root
+        self._fresh_proc = provider._isolation.pid_namespace
         self._read_only = provider._read_only
         self._host_directories = provider._host_directories
         self.name: Final = provider.name
 
-    def _mounts(
-        self, environment: LocalExactProcessEnvironment, pid: int, tmp_mb: int
-    ) -> dict[str, Any] | None:
+    def _mounts(self, environment: LocalExactProcessEnvironment, pid: int) -> dict[str, Any] | None:
         """The private root of a process (see :attr:`LocalExactProcessProvider.private_root`),
         its mount points made in the environment's files first (never through a link)."""
         if not self._provider.private_root:
             return None
         files = str(environment._files)
         owner = (environment._uid, environment._uid)
-        for path in (*self._read_only, *self._host_directories):
+        for path in ("/tmp", *self._read_only, *self._host_directories):
             components = environment_path_components(path)
             os.close(open_confined_directory(files, components, create=True, owner=owner))
         return {
@@ -378,7 +391,6 @@ class LocalExactProcesses:
             "binds": [[host, path] for path, host in self._host_directories.items()],
             "readOnly": list(self._read_only),
             "executables": list(self._executables),
-            "tmpMb": tmp_mb,
         }
 
     def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> None:
@@ -425,7 +437,8 @@ class LocalExactProcesses:
         if record.state == "claimed":
             directory = self._root / "environments" / record.id
             await asyncio.to_thread(
-                _make_environment_directory, directory, environment._control, environment._uid
+                _make_environment_directory, directory, environment._control, environment._uid,
+                int(request.resources.disk_mb),
             )
             await asyncio.to_thread(self._store.mark_ready, record.id)
         return environment
@@ -470,17 +483,20 @@ class LocalExactProcesses:
                 control = controls / str(pid)
                 if (control / "supervisor.json").exists():
                     await SupervisedProcess(pid, control).kill()
+        await asyncio.to_thread(unmount, directory / "fs")
         await asyncio.to_thread(_remove_tree, directory)
         await asyncio.to_thread(_remove_tree, controls)
 
 
-def _make_environment_directory(directory: Path, control: Path, uid: int) -> None:
-    """The environment's files (owned by its programs' uid) and its control directory
-    (the provider's alone, under ``ROOT/control``, outside anything a program sees)."""
+def _make_environment_directory(directory: Path, control: Path, uid: int, disk_mb: int) -> None:
+    """The environment's files (a tmpfs of ``disk_mb`` owned by its programs' uid) and its
+    control directory (the provider's alone, under ``ROOT/control``, outside anything a
+    program sees)."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     files = directory / "fs"
     files.mkdir(mode=0o700, exist_ok=True)
-    os.chown(files, uid, uid, follow_symlinks=False)
+    if not is_mounted(files):
+        mount_size_capped(files, disk_mb, uid)
     control.parent.mkdir(mode=0o700, exist_ok=True)
     control.mkdir(mode=0o700, exist_ok=True)
 
@@ -595,7 +611,8 @@ class LocalExactProcessProvider:
         isolation = self._isolation
         sockets = self.private_root if self._host_directories else (
             self.private_root or unix_socket_filter() is not None)
-        return isolation.blocks_egress and isolation.separate_user and sockets
+        return (isolation.blocks_egress and isolation.separate_user and isolation.mount_namespace
+                and sockets and size_capped_mounts_work(self._root / "control"))
 
     @property
     def exact_process(self) -> LocalExactProcesses | None:
