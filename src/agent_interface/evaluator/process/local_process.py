@@ -1,47 +1,38 @@
 """A real exact-process provider on this machine: supervised local processes.
 
-:class:`LocalExactProcessProvider` keeps every environment under one root directory:
-``state.sqlite3`` (the durable record, see :mod:`.process_store`) and
-``environments/<id>/fs`` (the environment's files) beside
-``environments/<id>/processes/<pid>`` (each process's control directory, see
-:mod:`.supervised_process`). A new provider object over the same root, in this OS process
-or another, recovers every environment and process by id.
+:class:`LocalExactProcessProvider` keeps everything under one root directory (mode
+0700): ``state.sqlite3`` (the durable record, :mod:`.process_store`),
+``environments/<id>/fs`` (the environment's files: a tmpfs of ``diskMb``,
+:mod:`.environment_disk`) and ``control/<id>/<pid>`` (each process's records,
+:mod:`.supervised_process`), which no program can reach. A new provider object over the
+same root, in this OS process or another, recovers every environment and process by id.
 
-What it enforces, and how:
+What it enforces, and how (``docs/security.md`` has the attacks each one stops):
 
-* **fresh environment**: a new empty directory per environment, no process in it;
-* **immutable image identity**: the image is a closed set of host executables pinned by
-  content (:class:`.LocalHostImage`); another image, or an executable outside it or whose
-  bytes changed, is refused;
-* **explicit resources**: ``memoryMb`` is the address-space limit (``RLIMIT_AS``),
-  ``diskMb`` the largest file a process may write (``RLIMIT_FSIZE``; the total written
-  across files is not bounded) and the largest file :meth:`LocalExactProcessEnvironment.write_file`
-  accepts, ``cpu`` the number of CPUs the process may run on (affinity; a fractional count
-  is refused); core dumps are off;
-* **bounded exact-byte files**: reads and writes confined to the environment's directory
-  (:mod:`.confined_files`);
-* **shell-free argv**: ``execve`` of the resolved executable with the launch's argv; a shell
-  executable is refused by the launch model;
-* **replacement process environment**: the launch's ``env`` and nothing else (no variable
-  is inherited or added);
-* **recoverable output and terminal reason**: stdout and stderr captured up to
-  ``max_output_bytes`` each and replayable from the first byte; exit, timeout, signal and
-  cancellation recorded apart;
-* **bounded network access**: each process runs in a fresh network namespace (only a
-  loopback interface, down), so egress ``blocked`` is enforced; ``strict`` is refused;
-* **its own paths**, when asked for and a private mount namespace works
-  (:attr:`LocalExactProcessProvider.private_root`):
-  each process is ``chroot``-ed into a root of its own, a tmpfs holding the host's
-  top-level directories (bound) with the environment's top-level entries bound over them,
-  so an environment path such as ``/tangle/input/task.txt`` is the path the process
-  opens; chosen directories are read-only or bound from the host;
-* **collision-safe idempotent recovery**: create claims its key in SQLite first.
+* **fresh environment**, **immutable image identity** (host executables pinned by
+  content, :class:`.LocalHostImage`), **shell-free argv** (the wire model's refusal plus
+  :mod:`.launch_policy`), a **replacement process environment** (the launch's ``env``
+  only);
+* **explicit resources**: ``memoryMb`` is the address-space limit per process,
+  ``diskMb`` the total of the environment's files (and of any one file), ``cpu`` whole
+  CPUs (affinity), at most ``max_processes`` processes (``RLIMIT_NPROC`` of the
+  environment's own uid), no core dumps;
+* **a program with no power over the host**: each environment's programs run as a uid
+  and gid of their own, with no capability in any set and ``no_new_privs``, in fresh
+  network and PID namespaces (a ``/proc`` of their own); host processes, the records
+  and the supervisor are out of reach;
+* **bounded network access**: egress ``blocked`` (an empty network namespace; host Unix
+  sockets refused by seccomp, or hidden by the private root when a host directory is
+  bound); ``strict`` is refused;
+* **its own paths** with ``private_root=True`` (:attr:`LocalExactProcessProvider.private_root`);
+  without it, the host's file system read-only but for the environment's files;
+* **recoverable output and terminal reason**, **collision-safe idempotent recovery**.
 
-Descendants end with the process: the supervisor kills the process group after the
-program ends, times out or is cancelled, and with a PID namespace every process of the
-namespace (one that left the group too). When :func:`.detect_local_isolation` finds no
-network namespace, :attr:`LocalExactProcessProvider.exact_process` is ``None`` and the
-capability document omits ``exactProcess``.
+Descendants end with the process (its process group, every process of its PID
+namespace). Where any of this cannot be enforced (no network, PID or mount namespace,
+not host root, no seccomp for this machine and no private root, no tmpfs),
+:attr:`LocalExactProcessProvider.exact_process` is ``None`` and the capability document
+omits ``exactProcess``.
 
 Example::
 
@@ -626,38 +617,9 @@ class LocalExactProcessProvider:
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
-        from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+        from agent_interface.evaluator.process.local_capabilities import local_capability_document
 
-        egress = self._egress()
-        document: dict[str, Any] = {
-            "profile": {
-                "namedProfiles": False,
-                "systemPrompt": {"replace": False, "append": False},
-                "instructions": False,
-                "tools": False,
-                "permissions": False,
-                "mcp": False,
-                "subagents": False,
-                "resources": {"files": False, "instructions": False},
-                "hooks": False,
-                "modes": False,
-                "runtimeUpdate": False,
-                "validation": False,
-            },
-            "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
-            "sessions": {"continue": False, "list": False, "messages": False},
-            "workspace": {
-                "read": False, "write": False, "exec": False,
-                "git": False, "upload": False, "download": False,
-            },
-            "branching": {"checkpoint": False, "fork": False},
-            "placement": False,
-            "usage": False,
-            "confidential": False,
-        }
-        if egress is not None:
-            document["exactProcess"] = {"egress": list(egress)}
-        return AgentEnvironmentCapabilities.parse_wire(document)
+        return local_capability_document(self._egress())
 
     def __repr__(self) -> str:
         return f"<LocalExactProcessProvider {str(self._root)!r}>"
