@@ -105,6 +105,18 @@ def test_a_store_of_another_version_is_refused(tmp_path: Path) -> None:
     assert caught.value.issues[0].code == "exact_process_store_version"
 
 
+def test_a_store_of_an_earlier_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _filled_store(path)
+    connection = sqlite3.connect(path)
+    connection.execute("DROP TABLE store_identity")
+    connection.commit()
+    connection.close()
+    with pytest.raises(ContractError) as caught:
+        ExactProcessStore(path)
+    assert caught.value.issues[0].code == "exact_process_store_version"
+
+
 def test_a_missing_store_is_created_and_reopened_with_its_keys(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     _filled_store(path)

@@ -212,11 +212,21 @@ class ExactProcessStore:
     def _identity(self, connection: sqlite3.Connection) -> int:
         """The store's uid block, once its identity row names this format and version."""
         try:
+            tables = {name for (name,) in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
             rows = connection.execute(
                 "SELECT format, schema_version, uid_block FROM store_identity"
-            ).fetchall()
+            ).fetchall() if "store_identity" in tables else []
         except sqlite3.DatabaseError:
-            rows = []
+            tables, rows = set(), []
+        if not rows and "store_identity" not in tables and "environments" in tables:
+            self.close()
+            raise ContractError.single(
+                "/", "exact_process_store_version",
+                "the process store was made by an earlier version (it has no identity row); "
+                "this version cannot use it: destroy its environments with that version, "
+                "or move it away",
+            )
         if len(rows) != 1 or rows[0][0] != EXACT_PROCESS_STORE_FORMAT:
             self.close()
             raise self._damaged("its identity row is missing")

@@ -1,6 +1,8 @@
 """One supervised local process, seen from the provider: start it, read it, end it.
 
-A process lives in a control directory of its environment: ``spec.marshal`` (what to
+A process lives in a control directory the provider keeps apart from everything a
+program can reach (the local provider's ``ROOT/control/<environment>/<pid>``, mode 0700,
+while the program runs as another uid): ``spec.marshal`` (what to
 run, written by the provider, deleted by the supervisor once read), ``stdin`` (likewise),
 the bounded ``stdout`` and ``stderr`` captures,
 ``supervisor.json`` (who supervises it: host pid, start time, boot id) and
