@@ -49,7 +49,8 @@ _REPORT: Final = (
     "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts,"
     " 'separateUser': separate}))\n"
 )
-# With ``--mount``: a tmpfs, a bind made read-only, and a chroot of the probe into the tmpfs,
+# With ``--mount``: a tmpfs, a bind made read-only (by remount, then by ``mount_setattr``,
+# which a program without a private root needs), and a chroot of the probe into the tmpfs,
 # all in the scratch directory given as the last argument (the host never sees them).
 _MOUNT_PROBE: Final = (
     "import ctypes, sys\n"
@@ -64,6 +65,11 @@ _MOUNT_PROBE: Final = (
     "os.mkdir(base + b'/in')\n"
     "mount(base + b'/in', base + b'/in', None, 4096)\n"
     "mount(None, base + b'/in', None, 4096 | 32 | 1 | 6)\n"
+    "libc.syscall.restype = ctypes.c_long\n"
+    "attributes = (ctypes.c_uint64 * 4)(1, 0, 0, 0)\n"  # mount_setattr: read-only, recursively
+    "if libc.syscall(442, ctypes.c_int(-100), base + b'/in', ctypes.c_uint(0x8000), attributes,\n"
+    "                ctypes.c_size_t(32)) != 0:\n"
+    "    raise OSError(ctypes.get_errno(), 'mount_setattr')\n"
     "os.chroot(base)\n"
     "os.chdir('/')\n"
     "try:\n"

@@ -382,14 +382,17 @@ class ExactProcessStore:
         when it is created, starting at ``0x50000000``, so two stores on one host rarely
         share uids.
         """
-        with self._connect() as connection, self._transaction(connection):
-            connection.execute(
-                "INSERT OR IGNORE INTO environment_uids (environment_id) VALUES (?)",
-                (environment_id,),
-            )
-            (seq,) = connection.execute(
-                "SELECT seq FROM environment_uids WHERE environment_id = ?", (environment_id,)
-            ).fetchone()
+        query = "SELECT seq FROM environment_uids WHERE environment_id = ?"
+        with self._connect() as connection:
+            row = connection.execute(query, (environment_id,)).fetchone()
+            if row is None:
+                with self._transaction(connection):
+                    connection.execute(
+                        "INSERT OR IGNORE INTO environment_uids (environment_id) VALUES (?)",
+                        (environment_id,),
+                    )
+                    row = connection.execute(query, (environment_id,)).fetchone()
+        (seq,) = row
         return _PROGRAM_UID_BASE + self._uid_block * _PROGRAM_UID_SPAN + int(seq) % _PROGRAM_UID_SPAN
 
     def process_ids(self, environment_id: str, state: ProcessState = "started") -> list[int]:
