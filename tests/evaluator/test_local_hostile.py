@@ -437,3 +437,30 @@ def test_an_interpreter_and_a_printing_env_still_run(tmp_path: Path) -> None:
         local.close()
     assert ran == [({"kind": "exit", "exitCode": 0}, "not a shell\n"),
                    ({"kind": "exit", "exitCode": 0}, "A=1\n")]
+
+
+# -- what cannot be enforced is not declared -------------------------------------------------
+
+
+def test_no_filter_for_this_machine_and_no_private_root_declares_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_interface.evaluator.process import local_process
+
+    monkeypatch.setattr(local_process, "unix_socket_filter", lambda machine=None: None)
+    host_paths = provider(tmp_path / "a")
+    assert host_paths.exact_process is None and run(host_paths.capabilities()).exact_process is None
+    host_paths.close()
+    if isolation().mount_namespace:
+        private = provider(tmp_path / "b", private_root=True)
+        assert private.exact_process is not None  # the private root hides host sockets
+        private.close()
+
+
+def test_no_size_capped_tmpfs_declares_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_interface.evaluator.process import local_process
+
+    monkeypatch.setattr(local_process, "size_capped_mounts_work", lambda scratch: False)
+    local = provider(tmp_path)
+    assert local.exact_process is None and run(local.capabilities()).exact_process is None
+    local.close()

@@ -1,4 +1,7 @@
-"""An environment's files on a size-capped tmpfs: ``diskMb`` as a bound on the total.
+"""An environment's directories, its files on a size-capped tmpfs: ``diskMb`` as a total.
+
+:func:`make_environment_directories` makes ``environments/<id>`` with ``fs`` (the files)
+and the environment's control directory; :func:`remove_environment_directories` undoes it.
 
 The local provider mounts a tmpfs of ``diskMb`` MiB, owned by the environment's uid,
 over the environment's file directory when it creates the environment (in the host's
@@ -16,11 +19,19 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import uuid
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["is_mounted", "mount_size_capped", "size_capped_mounts_work", "unmount"]
+__all__ = [
+    "is_mounted",
+    "make_environment_directories",
+    "mount_size_capped",
+    "remove_environment_directories",
+    "size_capped_mounts_work",
+    "unmount",
+]
 
 _MS_NOSUID: Final = 2
 _MS_NODEV: Final = 4
@@ -71,3 +82,37 @@ def size_capped_mounts_work(scratch: str | os.PathLike[str]) -> bool:
         with contextlib.suppress(OSError):
             probe.rmdir()
     return True
+
+
+def make_environment_directories(directory: Path, control: Path, uid: int, disk_mb: int) -> None:
+    """The environment's files (``directory/fs``: a tmpfs of ``disk_mb`` owned by its
+    programs' uid) and its ``control`` directory (the provider's alone, outside anything a
+    program sees). Idempotent: a create resumed after a crash mounts nothing twice."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    files = directory / "fs"
+    files.mkdir(mode=0o700, exist_ok=True)
+    if not is_mounted(files):
+        mount_size_capped(files, disk_mb, uid)
+    control.parent.mkdir(mode=0o700, exist_ok=True)
+    control.mkdir(mode=0o700, exist_ok=True)
+
+
+def remove_environment_directories(directory: Path, control: Path) -> None:
+    """Detach the environment's tmpfs, then delete ``directory`` and ``control``."""
+    unmount(directory / "fs")
+    for tree in (directory, control):
+        _remove_tree(tree)
+
+
+def _remove_tree(directory: Path) -> None:
+    def unlock(_function: Any, path: str, _info: Any) -> None:
+        parent = os.path.dirname(path)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, onerror=unlock)
+        else:
+            os.unlink(path)
+
+    if directory.exists():
+        shutil.rmtree(directory, onerror=unlock)

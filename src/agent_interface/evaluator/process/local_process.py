@@ -63,7 +63,6 @@ import asyncio
 import errno
 import json
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -95,9 +94,9 @@ from agent_interface.evaluator.process.confined_files import (
 )
 from agent_interface.evaluator.process.environment_disk import (
     is_mounted,
-    mount_size_capped,
+    make_environment_directories,
+    remove_environment_directories,
     size_capped_mounts_work,
-    unmount,
 )
 from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
 from agent_interface.evaluator.process.launch_policy import check_launch_policy
@@ -428,7 +427,7 @@ class LocalExactProcesses:
         if record.state == "claimed":
             directory = self._root / "environments" / record.id
             await asyncio.to_thread(
-                _make_environment_directory, directory, environment._control, environment._uid,
+                make_environment_directories, directory, environment._control, environment._uid,
                 int(request.resources.disk_mb),
             )
             await asyncio.to_thread(self._store.mark_ready, record.id)
@@ -474,36 +473,7 @@ class LocalExactProcesses:
                 control = controls / str(pid)
                 if (control / "supervisor.json").exists():
                     await SupervisedProcess(pid, control).kill()
-        await asyncio.to_thread(unmount, directory / "fs")
-        await asyncio.to_thread(_remove_tree, directory)
-        await asyncio.to_thread(_remove_tree, controls)
-
-
-def _make_environment_directory(directory: Path, control: Path, uid: int, disk_mb: int) -> None:
-    """The environment's files (a tmpfs of ``disk_mb`` owned by its programs' uid) and its
-    control directory (the provider's alone, under ``ROOT/control``, outside anything a
-    program sees)."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    files = directory / "fs"
-    files.mkdir(mode=0o700, exist_ok=True)
-    if not is_mounted(files):
-        mount_size_capped(files, disk_mb, uid)
-    control.parent.mkdir(mode=0o700, exist_ok=True)
-    control.mkdir(mode=0o700, exist_ok=True)
-
-
-def _remove_tree(directory: Path) -> None:
-    def unlock(_function: Any, path: str, _info: Any) -> None:
-        parent = os.path.dirname(path)
-        os.chmod(parent, 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, onerror=unlock)
-        else:
-            os.unlink(path)
-
-    if directory.exists():
-        shutil.rmtree(directory, onerror=unlock)
+        await asyncio.to_thread(remove_environment_directories, directory, controls)
 
 
 class LocalExactProcessProvider:
@@ -515,7 +485,11 @@ class LocalExactProcessProvider:
     environment where a mount namespace works (:attr:`private_root`); then
     ``read_only_paths`` are environment directories every process sees read-only, and
     ``host_directories`` maps environment paths to host directories bound there (a model
-    endpoint's socket directory, say). See the module docstring for an example.
+    endpoint's socket directory, say; the seccomp filter on Unix sockets is then off and
+    the private root is what keeps other host sockets out of reach, so without a private
+    root nothing is declared). ``max_processes`` bounds the processes and threads of one
+    environment (``RLIMIT_NPROC`` of its own uid, which nothing else uses). See the module
+    docstring for an example.
     """
 
     name: Final = "local-exact-process"
