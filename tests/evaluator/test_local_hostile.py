@@ -464,3 +464,29 @@ def test_no_size_capped_tmpfs_declares_nothing(tmp_path: Path, monkeypatch: pyte
     local = provider(tmp_path)
     assert local.exact_process is None and run(local.capabilities()).exact_process is None
     local.close()
+
+
+# -- System V IPC --------------------------------------------------------------------------
+
+IPC = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+queue = libc.msgget(int(os.environ["KEY"]), 0)
+print(json.dumps({"queue": queue, "errno": ctypes.get_errno()}))
+"""
+
+
+def test_a_host_message_queue_is_out_of_reach(tmp_path: Path) -> None:
+    """System V IPC is per IPC namespace: a host queue anyone may write is not there."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x5EC0000 + os.getpid() % 0xFFFF
+    queue = libc.msgget(key, 0o1000 | 0o666)  # IPC_CREAT, writable by anyone
+    assert queue >= 0
+    try:
+        termination, seen = _launch_and_read(_provider(tmp_path, "host-paths"), IPC, env={"KEY": str(key)})
+    finally:
+        libc.msgctl(queue, 0, None)  # IPC_RMID
+    assert termination == {"kind": "exit", "exitCode": 0}
+    assert seen["queue"] == -1 and seen["errno"] == 2  # ENOENT

@@ -85,8 +85,9 @@ _PROBE_SECONDS: Final = 10.0
 class LocalIsolation:
     """What the local provider wraps around every supervised process.
 
-    ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net",
-    "--pid", "--mount")`` as root); the flags say which namespaces a probe observed under
+    ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net", "--ipc",
+    "--uts", "--pid", "--mount")`` as root: System V IPC and the host name are the
+    process's own too); the flags say which namespaces a probe observed under
     it. ``mount_namespace``: a private mount namespace where the probe mounted a tmpfs, made
     a bind read-only and ``chroot``-ed into it, so the provider can root each process at
     its environment (fixed paths such as ``/tangle/input/task.txt`` are then the
@@ -129,7 +130,7 @@ def _candidates(
     for user in users:
         for pid in pid_options:
             for mount in mount_options:
-                prefix = (unshare, *user, "--net", *(("--pid",) if pid else ()),
+                prefix = (unshare, *user, "--net", "--ipc", "--uts", *(("--pid",) if pid else ()),
                           *(("--mount",) if mount else ()))
                 found.append((prefix, pid, bool(user), mount))
     return found
