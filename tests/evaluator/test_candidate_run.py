@@ -149,23 +149,26 @@ def test_file_delivery_reads_the_fixed_read_only_path(tmp_path: Path) -> None:
     assert not Path("/tangle").exists()
 
 
-def test_file_delivery_is_refused_without_a_private_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_run_without_a_private_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a mount namespace the model endpoint's socket would have to be reached at a
+    host path, so Unix sockets cannot be refused and every host socket would be reachable:
+    the provider declares no exact process and nothing runs (no delivery, file or not)."""
     from agent_interface.evaluator.process.isolation import LocalIsolation
     from agent_interface.evaluator.run import candidate_run as run_module
 
     found = asyncio.run(detect_local_isolation())
     without = LocalIsolation(tuple(word for word in found.prefix if word != "--mount"), found.network_namespace,
-                             found.pid_namespace, found.user_namespace, False)
+                             found.pid_namespace, found.user_namespace, False, found.separate_user)
 
     async def no_mounts() -> LocalIsolation:
         return without
 
     monkeypatch.setattr(run_module, "_isolation", no_mounts)
-    with pytest.raises(ContractError) as refused:
-        run(tmp_path, FILE_DELIVERY, delivery="utf8-file")
-    assert refused.value.issues[0].code == "instruction_delivery_unsupported"
-    assert os.listdir(tmp_path) == []
-    assert run(tmp_path, GOOD).run_receipt is not None  # other deliveries still run there
+    for bundle, delivery in ((FILE_DELIVERY, "utf8-file"), (GOOD, None)):
+        with pytest.raises(ContractError) as refused:
+            run(tmp_path, bundle, **({"delivery": delivery} if delivery else {}))
+        assert refused.value.issues[0].code == "exact_process_unavailable"
+        assert os.listdir(tmp_path) == []
 
 
 def test_no_model_call_is_invalid_capture_not_a_zero_usage_receipt(tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ _RACER = textwrap.dedent(
     import asyncio, json, sys, time
     from agent_interface.evaluator import LocalExactProcessProvider, LocalIsolation
     root, image_executable, prefix, start_at, mode = sys.argv[1:6]
-    isolation = LocalIsolation(tuple(json.loads(prefix)), True, False, False)
+    prefix = tuple(json.loads(prefix))
+    isolation = LocalIsolation(prefix, True, False, False, "--mount" in prefix, separate_user=True)
     provider = LocalExactProcessProvider(root, executables=[image_executable], isolation=isolation)
     wire = {"image": provider.image, "egress": {"mode": "blocked"}, "maxLifetimeMs": 600000,
             "resources": {"cpu": 1, "memoryMb": 512, "diskMb": 8}, "metadata": {"task": "t"},
@@ -74,7 +75,7 @@ def _racer(tmp_path: Path, start_at: float, mode: str = "create") -> subprocess.
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
     )
 
 

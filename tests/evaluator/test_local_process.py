@@ -301,19 +301,23 @@ def test_launch_secrets_do_not_stay_at_rest(tmp_path: Path) -> None:
 def test_an_os_failure_in_a_file_operation_is_a_typed_refusal(tmp_path: Path) -> None:
     import shutil
 
+    from agent_interface.evaluator.process.environment_disk import unmount
+
     local = provider(tmp_path)
 
     async def main() -> None:
         assert local.exact_process is not None
         environment = await local.exact_process.create(create_input(local.image))
-        shutil.rmtree(tmp_path / "environments" / environment.id / "fs")  # lost from outside
-        for call in (
-            environment.write_file("/a", b"x", mode=0o600),
-            environment.read_file("/a", max_bytes=1),
+        files = tmp_path / "environments" / environment.id / "fs"
+        unmount(files)  # lost from outside (as after a reboot), then removed
+        shutil.rmtree(files)
+        for call, code in (
+            (environment.write_file("/a", b"x", mode=0o600), "exact_process_environment_lost"),
+            (environment.read_file("/a", max_bytes=1), "exact_process_file_error"),
         ):
             with pytest.raises(ContractError) as error:
                 await call
-            assert error.value.issues[0].code == "exact_process_file_error"
+            assert error.value.issues[0].code == code
             assert str(tmp_path) not in str(error.value)
 
     run(main())

@@ -15,7 +15,11 @@ It runs in two halves:
   outlives the provider object (and the provider's OS process);
 * the **supervisor** starts a new session, forks the launched program (a new session and
   process group of its own, resource limits applied between ``fork`` and ``execve``, its
-  working directory opened without following a symbolic link), copies its stdout and
+  working directory opened without following a symbolic link, and, when the spec names a
+  ``user``, every capability dropped from every set, ``no_new_privs`` set and the
+  program's host uid and gid switched to the environment's own, so it can neither reach
+  the control directory nor signal this supervisor; when the spec asks, a seccomp filter
+  refuses ``AF_UNIX`` sockets and ``io_uring``), copies its stdout and
   stderr into bounded capture files, enforces the time limit and the environment's
   lifetime, ends the whole process group (every process of the PID namespace when it is
   that namespace's init) once the program has ended, been timed out or been cancelled
@@ -44,12 +48,13 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Final
 
 _RLIMITS = {
     "AS": resource.RLIMIT_AS,
     "FSIZE": resource.RLIMIT_FSIZE,
     "CORE": resource.RLIMIT_CORE,
+    "NPROC": resource.RLIMIT_NPROC,
 }
 _CHUNK = 65536
 _DRAIN_SECONDS = 2.0
@@ -151,14 +156,34 @@ def _inside(root: str, path: str) -> str:
     return target
 
 
+_SYSTEM: Final = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc")
+"""Host top-level directories a private root shows, read-only (links among them copied)."""
+_DEVICES: Final = ("null", "zero", "full", "random", "urandom")
+
+
+def _bind_read_only(mount: Any, source: str, target: str) -> None:
+    """Bind ``source`` at ``target`` read-only, keeping the flags a user namespace locks."""
+    mount(source, target, None, _MS_BIND | _MS_REC)
+    kept = os.statvfs(target).f_flag
+    flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
+    for statvfs_flag, mount_flag in _KEPT_FLAGS:
+        if kept & statvfs_flag:
+            flags |= mount_flag
+    mount(None, target, None, flags)
+
+
 def _private_root(layout: dict[str, Any]) -> str:
     """Build the process's root in this (private) mount namespace; its path.
 
-    A tmpfs holds one entry per entry of the host's ``/`` (links copied, directories bound
-    recursively), except the environment's top-level entries, which are bound from the
-    environment's files instead; then the host directories of ``binds`` at their
-    environment paths, then ``readOnly`` environment paths made read-only. The child
-    ``chroot``s into it, so the environment's absolute paths are the process's paths.
+    A tmpfs holding only: the host's system directories (``_SYSTEM``, read-only; a link
+    among them copied as a link), the image's executables outside them (each file bound
+    read-only at its path), a ``/dev`` of a few character devices, a fresh ``/proc`` (of
+    this PID namespace), and the environment's top-level entries (its ``/tmp`` among them), bound from its files (over any of the above). No other host path
+    (``/run``, ``/var``, the host's ``/tmp``, the provider's own directory), so no host
+    socket or record file is reachable through a path. Then the host directories of
+    ``binds`` at their environment paths, then ``readOnly`` environment paths made
+    read-only. The child ``chroot``s into it, so the environment's absolute paths are
+    the process's paths.
     """
     mount = _mounter()
     root, files = layout["root"], layout["files"]
@@ -166,36 +191,148 @@ def _private_root(layout: dict[str, Any]) -> str:
     mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
     own = set(os.listdir(files))
-    for name in sorted(os.listdir("/")):
-        if name in own:
-            continue
+    for name in _SYSTEM:
         host, target = "/" + name, root + "/" + name
+        if name in own or not os.path.lexists(host):
+            continue
         if os.path.islink(host):
             os.symlink(os.readlink(host), target)
         elif os.path.isdir(host):
             os.mkdir(target)
-            mount(host, target, None, _MS_BIND | _MS_REC)
+            _bind_read_only(mount, host, target)
+    for executable in layout.get("executables", ()):
+        if executable.split("/")[1] in _SYSTEM or not os.path.isfile(executable):
+            continue
+        os.makedirs(os.path.dirname(root + executable), 0o755, exist_ok=True)
+        target = _inside(root, executable)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o755))
+        _bind_read_only(mount, executable, target)
+    if "dev" not in own:
+        os.mkdir(root + "/dev")
+        mount("tmpfs", root + "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "mode=0755,size=64k")
+        for name in _DEVICES:
+            os.close(os.open(root + "/dev/" + name, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666))
+            mount("/dev/" + name, root + "/dev/" + name, None, _MS_BIND)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                             ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, root + "/dev/" + name)
+    if "proc" not in own:
+        os.mkdir(root + "/proc")
+        mount("proc", root + "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     for name in sorted(own):
         source, target = files + "/" + name, root + "/" + name
         if os.path.islink(source):
             continue
         if os.path.isdir(source):
-            os.mkdir(target)
+            if not os.path.isdir(target) or os.path.islink(target):
+                if os.path.islink(target):
+                    os.unlink(target)
+                os.mkdir(target)
         else:
+            if os.path.islink(target):
+                os.unlink(target)
             os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         mount(source, target, None, _MS_BIND | _MS_REC)
     for host, path in layout["binds"]:
         mount(host, _inside(root, path), None, _MS_BIND | _MS_REC)
     for path in layout["readOnly"]:
         target = _inside(root, path)
-        mount(target, target, None, _MS_BIND | _MS_REC)
-        kept = os.statvfs(target).f_flag
-        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY
-        for statvfs_flag, mount_flag in _KEPT_FLAGS:
-            if kept & statvfs_flag:
-                flags |= mount_flag
-        mount(None, target, None, flags)
+        _bind_read_only(mount, target, target)
     return str(root)
+
+
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY, _SYS_MOUNT_SETATTR = -100, 0x8000, 1, 442
+
+
+def _host_view(view: dict[str, Any]) -> None:
+    """The host's file system seen read-only but for the environment's files.
+
+    In this (private) mount namespace: a fresh ``/proc`` of this PID namespace over the
+    host's when asked, then every mount made read-only recursively (``mount_setattr``),
+    then the environment's own tmpfs (and this supervisor's control directory, bound
+    onto itself first) writable again: a program may read the host's paths but write
+    nothing outside its environment (no host ``/tmp``, no disk beyond ``diskMb``).
+    """
+    import ctypes
+
+    mount = _mounter()
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    mount(view["control"], view["control"], None, _MS_BIND)
+    if view.get("freshProc"):
+        mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
+        attributes = (ctypes.c_uint64 * 4)(attr_set, attr_clr, 0, 0)
+        if libc.syscall(_SYS_MOUNT_SETATTR, ctypes.c_int(_AT_FDCWD), os.fsencode(path),
+                        ctypes.c_uint(flags), attributes, ctypes.c_size_t(32)) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+    setattr("/", _AT_RECURSIVE, _MOUNT_ATTR_RDONLY, 0)
+    for path in (view["writable"], view["control"]):
+        setattr(path, 0, 0, _MOUNT_ATTR_RDONLY)
+
+
+# prctl(2) options and capability bits (linux/prctl.h, linux/capability.h).
+_PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _drop_privileges(user: list[int]) -> None:
+    """Become ``user`` (uid, gid) with no capability in any set and ``no_new_privs``.
+
+    The bounding set is emptied while this process still holds ``CAP_SETPCAP``; the uid
+    switch clears the permitted, effective and ambient sets; ``capset`` then clears the
+    inheritable set. Any step that fails raises, so the program is never started with
+    privileges left.
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+
+    def check(result: int) -> None:
+        if result != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
+
+    with open("/proc/sys/kernel/cap_last_cap") as handle:
+        last = int(handle.read())
+    for capability in range(last + 1):
+        check(libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0))
+    check(libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))
+    uid, gid = user
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    check(libc.capset(header, data))
+    check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise OSError(errno.EPERM, "the program's user could not be set")
+
+
+def _install_filter(program: bytes) -> None:
+    """Load ``program`` as this thread's seccomp filter (``no_new_privs`` is already set)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong)
+    buffer = ctypes.create_string_buffer(program, len(program))
+
+    class _Program(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+    fprog = _Program(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number))
 
 
 def _exec_child(
@@ -219,6 +356,10 @@ def _exec_child(
     for number in (_signal.SIGPIPE, _signal.SIGXFSZ, _signal.SIGTERM, _signal.SIGINT,
                    _signal.SIGCHLD, _signal.SIGHUP):
         _signal.signal(number, _signal.SIG_DFL)
+    if spec.get("user") is not None:
+        _drop_privileges(spec["user"])
+    if spec.get("seccomp") is not None:
+        _install_filter(spec["seccomp"])
     _signal.pthread_sigmask(_signal.SIG_SETMASK, set())
     os.execve(spec["executable"], spec["argv"], spec["env"])
 
@@ -319,13 +460,16 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     _signal.signal(_signal.SIGINT, lambda *_: cancel_requested.append(True))
     _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
 
+    identity = _self_identity()  # read from the host's /proc, before any other is mounted
     root = None
-    if spec.get("mounts") is not None:
-        try:
+    try:
+        if spec.get("mounts") is not None:
             root = _private_root(spec["mounts"])
-        except OSError as error:
-            answer(f"error mounts {_errno_name(error)}")
-            return 0
+        elif spec.get("hostView") is not None:
+            _host_view(spec["hostView"])
+    except OSError as error:
+        answer(f"error mounts {_errno_name(error)}")
+        return 0
     try:
         cwd_fd = _open_cwd(spec["root"] if root is None else root, spec["cwd"])
     except OSError as error:
@@ -361,7 +505,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         answer(f"error exec {failure.decode(errors='replace')}")
         return 0
 
-    pid, start, boot = _self_identity()
+    pid, start, boot = identity
     in_namespace = os.getpid() == 1
     # Not synced: after a crash of the machine the boot id no longer matches anyway.
     _write_json(control, "supervisor.json", {

@@ -12,7 +12,6 @@ being read.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -41,10 +40,13 @@ def environment_path_components(path: str) -> list[str]:
     return components
 
 
-def open_confined_directory(root: str, components: list[str], *, create: bool) -> int:
+def open_confined_directory(
+    root: str, components: list[str], *, create: bool, owner: tuple[int, int] | None = None
+) -> int:
     """A directory descriptor for ``root/components`` reached without following a link.
 
-    ``create`` makes missing directories (mode 0755). The caller closes the descriptor.
+    ``create`` makes missing directories (mode 0755, owned by ``owner``'s uid and gid when
+    given). The caller closes the descriptor.
     """
     fd = os.open(root, _DIRECTORY_FLAGS)
     try:
@@ -56,9 +58,14 @@ def open_confined_directory(root: str, components: list[str], *, create: bool) -
                     raise _refuse(
                         "exact_process_file_missing", "no such file in the environment"
                     ) from None
-                with contextlib.suppress(FileExistsError):
+                made = True
+                try:
                     os.mkdir(component, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    made = False
                 child = os.open(component, _DIRECTORY_FLAGS, dir_fd=fd)
+                if made and owner is not None:
+                    os.fchown(child, *owner)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _refuse(
@@ -74,12 +81,17 @@ def open_confined_directory(root: str, components: list[str], *, create: bool) -
     return fd
 
 
-def write_confined(root: str, path: str, data: bytes, mode: int) -> None:
-    """Write exactly ``data`` at ``path`` (mode ``mode``) under ``root``, atomically."""
+def write_confined(
+    root: str, path: str, data: bytes, mode: int, *, owner: tuple[int, int] | None = None
+) -> None:
+    """Write exactly ``data`` at ``path`` (mode ``mode``) under ``root``, atomically.
+
+    ``owner`` (uid, gid) owns the file and every directory this call makes.
+    """
     components = environment_path_components(path)
     if not components:
         raise _refuse("exact_process_not_a_file", "the environment root is not a file")
-    directory = open_confined_directory(root, components[:-1], create=True)
+    directory = open_confined_directory(root, components[:-1], create=True, owner=owner)
     name = components[-1]
     temporary = f".exact-write-{uuid.uuid4().hex}"
     try:
@@ -94,6 +106,8 @@ def write_confined(root: str, path: str, data: bytes, mode: int) -> None:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
+                if owner is not None:
+                    os.fchown(fd, *owner)
                 os.fchmod(fd, mode)
             finally:
                 os.close(fd)

@@ -23,17 +23,34 @@ from typing import Final
 
 __all__ = ["LocalIsolation", "detect_local_isolation"]
 
+# The probe's first child is the init of a fresh PID namespace when there is one (the
+# namespace ends with it, so it is the only child); it also tries to become a uid and gid
+# of the range the provider gives programs: only then can a program run as a user other
+# than its supervisor's.
 _PROBE: Final = (
     "import json, os, socket\n"
     "names = [name for _, name in socket.if_nameindex()]\n"
     "child = os.fork()\n"
     "if child == 0:\n"
-    "    os._exit(0 if os.getpid() == 1 else 3)\n"
+    "    code = 0 if os.getpid() == 1 else 1\n"
+    "    try:\n"
+    "        os.setgroups([])\n"
+    "        os.setresgid(0x5fff0000, 0x5fff0000, 0x5fff0000)\n"
+    "        os.setresuid(0x5fff0000, 0x5fff0000, 0x5fff0000)\n"
+    "        code += 0 if os.getresuid() == (0x5fff0000,) * 3 else 2\n"
+    "    except OSError:\n"
+    "        code += 2\n"
+    "    os._exit(code)\n"
     "_, status = os.waitpid(child, 0)\n"
-    "init = os.waitstatus_to_exitcode(status) == 0\n"
+    "code = os.waitstatus_to_exitcode(status)\n"
+    "init, separate = code in (0, 2), code in (0, 1)\n"
 )
-_REPORT: Final = "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts}))\n"
-# With ``--mount``: a tmpfs, a bind made read-only, and a chroot of the probe into the tmpfs,
+_REPORT: Final = (
+    "print(json.dumps({'interfaces': names, 'childIsInit': init, 'mounts': mounts,"
+    " 'separateUser': separate}))\n"
+)
+# With ``--mount``: a tmpfs, a bind made read-only (by remount, then by ``mount_setattr``,
+# which a program without a private root needs), and a chroot of the probe into the tmpfs,
 # all in the scratch directory given as the last argument (the host never sees them).
 _MOUNT_PROBE: Final = (
     "import ctypes, sys\n"
@@ -48,6 +65,11 @@ _MOUNT_PROBE: Final = (
     "os.mkdir(base + b'/in')\n"
     "mount(base + b'/in', base + b'/in', None, 4096)\n"
     "mount(None, base + b'/in', None, 4096 | 32 | 1 | 6)\n"
+    "libc.syscall.restype = ctypes.c_long\n"
+    "attributes = (ctypes.c_uint64 * 4)(1, 0, 0, 0)\n"  # mount_setattr: read-only, recursively
+    "if libc.syscall(442, ctypes.c_int(-100), base + b'/in', ctypes.c_uint(0x8000), attributes,\n"
+    "                ctypes.c_size_t(32)) != 0:\n"
+    "    raise OSError(ctypes.get_errno(), 'mount_setattr')\n"
     "os.chroot(base)\n"
     "os.chdir('/')\n"
     "try:\n"
@@ -63,12 +85,17 @@ _PROBE_SECONDS: Final = 10.0
 class LocalIsolation:
     """What the local provider wraps around every supervised process.
 
-    ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net",
-    "--pid", "--mount")`` as root); the flags say which namespaces a probe observed under
+    ``prefix`` is the argv put in front of the supervisor (``("unshare", "--net", "--ipc",
+    "--uts", "--pid", "--mount")`` as root: System V IPC and the host name are the
+    process's own too); the flags say which namespaces a probe observed under
     it. ``mount_namespace``: a private mount namespace where the probe mounted a tmpfs, made
     a bind read-only and ``chroot``-ed into it, so the provider can root each process at
     its environment (fixed paths such as ``/tangle/input/task.txt`` are then the
-    process's own). ``LocalIsolation.none()`` wraps nothing and isolates nothing.
+    process's own). ``separate_user``: the supervisor could become another host uid and
+    gid (it is host root, not root of a user namespace), so a program can run as a user
+    that owns nothing of the provider's (its records, its supervisor, other
+    environments); without it the local provider declares no ``exactProcess``.
+    ``LocalIsolation.none()`` wraps nothing and isolates nothing.
     """
 
     prefix: tuple[str, ...]
@@ -76,6 +103,7 @@ class LocalIsolation:
     pid_namespace: bool
     user_namespace: bool
     mount_namespace: bool = False
+    separate_user: bool = False
 
     @classmethod
     def none(cls) -> LocalIsolation:
@@ -102,7 +130,7 @@ def _candidates(
     for user in users:
         for pid in pid_options:
             for mount in mount_options:
-                prefix = (unshare, *user, "--net", *(("--pid",) if pid else ()),
+                prefix = (unshare, *user, "--net", "--ipc", "--uts", *(("--pid",) if pid else ()),
                           *(("--mount",) if mount else ()))
                 found.append((prefix, pid, bool(user), mount))
     return found
@@ -183,7 +211,8 @@ async def detect_local_isolation(
             continue
         if with_mount and answer.get("mounts") is not True:
             continue
-        found = LocalIsolation(prefix, True, with_pid, with_user, with_mount)
+        separate = answer.get("separateUser") is True and not with_user
+        found = LocalIsolation(prefix, True, with_pid, with_user, with_mount, separate)
         break
     _CACHE[key] = found
     return found

@@ -1,47 +1,38 @@
 """A real exact-process provider on this machine: supervised local processes.
 
-:class:`LocalExactProcessProvider` keeps every environment under one root directory:
-``state.sqlite3`` (the durable record, see :mod:`.process_store`) and
-``environments/<id>/fs`` (the environment's files) beside
-``environments/<id>/processes/<pid>`` (each process's control directory, see
-:mod:`.supervised_process`). A new provider object over the same root, in this OS process
-or another, recovers every environment and process by id.
+:class:`LocalExactProcessProvider` keeps everything under one root directory (mode
+0700): ``state.sqlite3`` (the durable record, :mod:`.process_store`),
+``environments/<id>/fs`` (the environment's files: a tmpfs of ``diskMb``,
+:mod:`.environment_disk`) and ``control/<id>/<pid>`` (each process's records,
+:mod:`.supervised_process`), which no program can reach. A new provider object over the
+same root, in this OS process or another, recovers every environment and process by id.
 
-What it enforces, and how:
+What it enforces, and how (``docs/security.md`` has the attacks each one stops):
 
-* **fresh environment**: a new empty directory per environment, no process in it;
-* **immutable image identity**: the image is a closed set of host executables pinned by
-  content (:class:`.LocalHostImage`); another image, or an executable outside it or whose
-  bytes changed, is refused;
-* **explicit resources**: ``memoryMb`` is the address-space limit (``RLIMIT_AS``),
-  ``diskMb`` the largest file a process may write (``RLIMIT_FSIZE``; the total written
-  across files is not bounded) and the largest file :meth:`LocalExactProcessEnvironment.write_file`
-  accepts, ``cpu`` the number of CPUs the process may run on (affinity; a fractional count
-  is refused); core dumps are off;
-* **bounded exact-byte files**: reads and writes confined to the environment's directory
-  (:mod:`.confined_files`);
-* **shell-free argv**: ``execve`` of the resolved executable with the launch's argv; a shell
-  executable is refused by the launch model;
-* **replacement process environment**: the launch's ``env`` and nothing else (no variable
-  is inherited or added);
-* **recoverable output and terminal reason**: stdout and stderr captured up to
-  ``max_output_bytes`` each and replayable from the first byte; exit, timeout, signal and
-  cancellation recorded apart;
-* **bounded network access**: each process runs in a fresh network namespace (only a
-  loopback interface, down), so egress ``blocked`` is enforced; ``strict`` is refused;
-* **its own paths**, when asked for and a private mount namespace works
-  (:attr:`LocalExactProcessProvider.private_root`):
-  each process is ``chroot``-ed into a root of its own, a tmpfs holding the host's
-  top-level directories (bound) with the environment's top-level entries bound over them,
-  so an environment path such as ``/tangle/input/task.txt`` is the path the process
-  opens; chosen directories are read-only or bound from the host;
-* **collision-safe idempotent recovery**: create claims its key in SQLite first.
+* **fresh environment**, **immutable image identity** (host executables pinned by
+  content, :class:`.LocalHostImage`), **shell-free argv** (the wire model's refusal plus
+  :mod:`.launch_policy`), a **replacement process environment** (the launch's ``env``
+  only);
+* **explicit resources**: ``memoryMb`` is the address-space limit per process,
+  ``diskMb`` the total of the environment's files (and of any one file), ``cpu`` whole
+  CPUs (affinity), at most ``max_processes`` processes (``RLIMIT_NPROC`` of the
+  environment's own uid), no core dumps;
+* **a program with no power over the host**: each environment's programs run as a uid
+  and gid of their own, with no capability in any set and ``no_new_privs``, in fresh
+  network and PID namespaces (a ``/proc`` of their own); host processes, the records
+  and the supervisor are out of reach;
+* **bounded network access**: egress ``blocked`` (an empty network namespace; host Unix
+  sockets refused by seccomp, or hidden by the private root when a host directory is
+  bound); ``strict`` is refused;
+* **its own paths** with ``private_root=True`` (:attr:`LocalExactProcessProvider.private_root`);
+  without it, the host's file system read-only but for the environment's files;
+* **recoverable output and terminal reason**, **collision-safe idempotent recovery**.
 
-Descendants end with the process: the supervisor kills the process group after the
-program ends, times out or is cancelled, and with a PID namespace every process of the
-namespace (one that left the group too). When :func:`.detect_local_isolation` finds no
-network namespace, :attr:`LocalExactProcessProvider.exact_process` is ``None`` and the
-capability document omits ``exactProcess``.
+Descendants end with the process (its process group, every process of its PID
+namespace). Where any of this cannot be enforced (no network, PID or mount namespace,
+not host root, no seccomp for this machine and no private root, no tmpfs),
+:attr:`LocalExactProcessProvider.exact_process` is ``None`` and the capability document
+omits ``exactProcess``.
 
 Example::
 
@@ -72,7 +63,6 @@ import asyncio
 import errno
 import json
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -102,8 +92,16 @@ from agent_interface.evaluator.process.confined_files import (
     read_confined,
     write_confined,
 )
+from agent_interface.evaluator.process.environment_disk import (
+    is_mounted,
+    make_environment_directories,
+    remove_environment_directories,
+    size_capped_mounts_work,
+)
 from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
+from agent_interface.evaluator.process.launch_policy import check_launch_policy
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
+from agent_interface.evaluator.process.seccomp import unix_socket_filter
 from agent_interface.evaluator.process.supervised_process import (
     OutputStream,
     SupervisedProcess,
@@ -123,6 +121,7 @@ __all__ = [
 
 _MIB: Final = 1 << 20
 DEFAULT_MAX_OUTPUT_BYTES: Final = 16 * _MIB
+DEFAULT_MAX_PROCESSES: Final = 256
 
 
 def _now_ms() -> int:
@@ -199,23 +198,21 @@ class LocalExactProcessManager:
         return self._handle(pid) if pid in pids else None
 
     def _handle(self, pid: int) -> LocalExactProcess:
-        return LocalExactProcess(SupervisedProcess(pid, self._environment._processes / str(pid)))
+        return LocalExactProcess(SupervisedProcess(pid, self._environment._control / str(pid)))
 
     async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> LocalExactProcess:
         """Start ``launch`` in this environment (see the module docstring for what holds)."""
         request = _parse(AgentExactProcessLaunch, launch)
         env = self._environment
-        record = await env._record()
-        if record is None:
-            raise ContractError.single(
-                "/", "exact_process_environment_gone", "the environment was destroyed or expired"
-            )
+        record = await env._live_files()
         _listed, target = env._owner._image.resolve(request.executable, request.env)
+        check_launch_policy(request.executable, request.args, target)
         try:
             cwd = environment_path_components(request.cwd)
         except ContractError as error:
             raise ContractError.single("/cwd", error.issues[0].code, error.issues[0].message) from None
         resources = json.loads(record.input_json)["resources"]
+        owner = env._owner
         allowed = sorted(os.sched_getaffinity(0))
         spec = {
             "executable": target,
@@ -229,19 +226,25 @@ class LocalExactProcessManager:
                 "AS": int(resources["memoryMb"]) * _MIB,
                 "FSIZE": int(resources["diskMb"]) * _MIB,
                 "CORE": 0,
+                "NPROC": env._owner._max_processes,
             },
             "cpus": allowed[: max(int(resources["cpu"]), 1)],
             "outputLimit": env._owner._max_output_bytes,
+            "user": [env._uid, env._uid],
+            "seccomp": env._owner._seccomp,
         }
         pid = await asyncio.to_thread(
             env._store.claim_pid, env.id, canonical_digest(request.to_wire()), _now_ms()
         )
-        owner = env._owner
         spec["mounts"] = await _file_operation(owner._mounts, env, pid)
+        spec["hostView"] = None if owner.private_root else {
+            "writable": str(env._files), "control": str(env._control / str(pid)),
+            "freshProc": owner._fresh_proc,
+        }
         try:
             supervised = await start_supervised(
                 pid,
-                env._processes / str(pid),
+                env._control / str(pid),
                 spec,
                 stdin=None if request.stdin is None else request.stdin.encode(),
                 prefix=owner._isolation.prefix,
@@ -260,10 +263,10 @@ class LocalExactProcessManager:
         return process
 
 
-async def _file_operation(operation: Any, *args: Any) -> Any:
+async def _file_operation(operation: Any, *args: Any, **options: Any) -> Any:
     """Run a confined file operation in a worker thread; an OS failure is a typed refusal."""
     try:
-        return await asyncio.to_thread(operation, *args)
+        return await asyncio.to_thread(operation, *args, **options)
     except OSError as error:
         name = errno.errorcode.get(error.errno or 0, "EIO")
         raise ContractError.single(
@@ -287,25 +290,40 @@ class LocalExactProcessEnvironment:
         )
         directory = owner._root / "environments" / record.id
         self._files = directory / "fs"
-        self._processes = directory / "processes"
+        self._control = owner._root / "control" / record.id
+        self._uid = owner._store.environment_uid(record.id)
         self.process: Final = LocalExactProcessManager(self)
 
     async def _record(self) -> EnvironmentRecord | None:
         return await self._owner._live_record(self.id)
 
-    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
-        """Write exactly ``data`` at the absolute environment ``path`` with POSIX ``mode``."""
-        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+    async def _live_files(self) -> EnvironmentRecord:
+        """The live record, once the environment's files are still there (a size-capped
+        tmpfs is gone after a reboot: nothing is written to the disk beneath instead)."""
         record = await self._record()
         if record is None:
             raise ContractError.single(
                 "/", "exact_process_environment_gone", "the environment was destroyed or expired"
             )
+        if not await asyncio.to_thread(is_mounted, self._files):
+            raise ContractError.single(
+                "/", "exact_process_environment_lost",
+                "the environment's files are gone (their tmpfs did not survive a restart)",
+            )
+        return record
+
+    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        """Write exactly ``data`` at the absolute environment ``path`` with POSIX ``mode``."""
+        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+        record = await self._live_files()
         if len(data) > int(json.loads(record.input_json)["resources"]["diskMb"]) * _MIB:
             raise ContractError.single(
                 "/bytes", "exact_process_write_too_large", "the file is larger than diskMb"
             )
-        await _file_operation(write_confined, str(self._files), request.path, bytes(data), request.mode)
+        await _file_operation(
+            write_confined, str(self._files), request.path, bytes(data), request.mode,
+            owner=(self._uid, self._uid),
+        )
 
     async def read_file(self, path: str, *, max_bytes: int) -> bytes:
         """The exact bytes at ``path``; a file over ``max_bytes`` is refused before loading."""
@@ -336,6 +354,13 @@ class LocalExactProcesses:
         self._isolation = provider._isolation
         self._python = provider._python
         self._max_output_bytes = provider._max_output_bytes
+        self._max_processes = provider._max_processes
+        self._executables = tuple(sorted({os.path.realpath(path) for path in provider._image.executables}))
+        # Unix sockets: refused by seccomp unless a bound host directory must be reachable
+        # (then only the private root's paths keep host sockets out of reach).
+        self._seccomp = None if provider._host_directories else unix_socket_filter()
+        self.private_root: Final = provider.private_root
+        self._fresh_proc = provider._isolation.pid_namespace
         self._read_only = provider._read_only
         self._host_directories = provider._host_directories
         self.name: Final = provider.name
@@ -346,13 +371,16 @@ class LocalExactProcesses:
         if not self._provider.private_root:
             return None
         files = str(environment._files)
-        for path in (*self._read_only, *self._host_directories):
-            os.close(open_confined_directory(files, environment_path_components(path), create=True))
+        owner = (environment._uid, environment._uid)
+        for path in ("/tmp", *self._read_only, *self._host_directories):
+            components = environment_path_components(path)
+            os.close(open_confined_directory(files, components, create=True, owner=owner))
         return {
-            "root": str(environment._processes / str(pid) / "root"),
+            "root": str(environment._control / str(pid) / "root"),
             "files": files,
             "binds": [[host, path] for path, host in self._host_directories.items()],
             "readOnly": list(self._read_only),
+            "executables": list(self._executables),
         }
 
     def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> None:
@@ -395,11 +423,15 @@ class LocalExactProcesses:
             state="claimed",
         )
         record = await asyncio.to_thread(self._store.claim_environment, candidate)
+        environment = LocalExactProcessEnvironment(self, record)
         if record.state == "claimed":
             directory = self._root / "environments" / record.id
-            await asyncio.to_thread(_make_environment_directory, directory)
+            await asyncio.to_thread(
+                make_environment_directories, directory, environment._control, environment._uid,
+                int(request.resources.disk_mb),
+            )
             await asyncio.to_thread(self._store.mark_ready, record.id)
-        return LocalExactProcessEnvironment(self, record)
+        return environment
 
     async def _live_record(self, environment_id: str) -> EnvironmentRecord | None:
         record = await asyncio.to_thread(self._store.environment, environment_id)
@@ -435,32 +467,13 @@ class LocalExactProcesses:
     async def _destroy(self, environment_id: str) -> None:
         await asyncio.to_thread(self._store.mark_destroyed, environment_id)
         directory = self._root / "environments" / environment_id
+        controls = self._root / "control" / environment_id
         for state in ("started", "starting"):
             for pid in await asyncio.to_thread(self._store.process_ids, environment_id, state):
-                control = directory / "processes" / str(pid)
+                control = controls / str(pid)
                 if (control / "supervisor.json").exists():
                     await SupervisedProcess(pid, control).kill()
-        await asyncio.to_thread(_remove_tree, directory)
-
-
-def _make_environment_directory(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    (directory / "fs").mkdir(mode=0o700, exist_ok=True)
-    (directory / "processes").mkdir(mode=0o700, exist_ok=True)
-
-
-def _remove_tree(directory: Path) -> None:
-    def unlock(_function: Any, path: str, _info: Any) -> None:
-        parent = os.path.dirname(path)
-        os.chmod(parent, 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, onerror=unlock)
-        else:
-            os.unlink(path)
-
-    if directory.exists():
-        shutil.rmtree(directory, onerror=unlock)
+        await asyncio.to_thread(remove_environment_directories, directory, controls)
 
 
 class LocalExactProcessProvider:
@@ -472,7 +485,11 @@ class LocalExactProcessProvider:
     environment where a mount namespace works (:attr:`private_root`); then
     ``read_only_paths`` are environment directories every process sees read-only, and
     ``host_directories`` maps environment paths to host directories bound there (a model
-    endpoint's socket directory, say). See the module docstring for an example.
+    endpoint's socket directory, say; the seccomp filter on Unix sockets is then off and
+    the private root is what keeps other host sockets out of reach, so without a private
+    root nothing is declared). ``max_processes`` bounds the processes and threads of one
+    environment (``RLIMIT_NPROC`` of its own uid, which nothing else uses). See the module
+    docstring for an example.
     """
 
     name: Final = "local-exact-process"
@@ -487,6 +504,7 @@ class LocalExactProcessProvider:
         private_root: bool = False,
         read_only_paths: Iterable[str] = (),
         host_directories: Mapping[str, str | os.PathLike[str]] | None = None,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
     ) -> None:
         self._private_root = private_root
         self._read_only = tuple(read_only_paths)
@@ -497,13 +515,16 @@ class LocalExactProcessProvider:
             environment_path_components(path)  # refuses a relative or unsafe path
         self._root = Path(root).resolve()
         self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self._root, 0o700)
+        (self._root / "control").mkdir(mode=0o700, exist_ok=True)
         self._store = ExactProcessStore(self._root / "state.sqlite3")
         self._image = LocalHostImage(executables)
         self._isolation = isolation
         self._max_output_bytes = max_output_bytes
+        self._max_processes = max_processes
         # The supervisor runs on this very interpreter (its code is compiled here).
         self._python = os.path.realpath(sys.executable)
-        self._exact = LocalExactProcesses(self) if isolation.blocks_egress else None
+        self._exact = LocalExactProcesses(self) if self._enforceable() else None
 
     @classmethod
     async def open(
@@ -514,11 +535,13 @@ class LocalExactProcessProvider:
         unshare: str | None = "unshare",
         pid_namespace: bool = True,
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
     ) -> LocalExactProcessProvider:
         """Detect this host's isolation, then build the provider over ``root``."""
         isolation = await detect_local_isolation(unshare, pid_namespace=pid_namespace)
         return cls(
-            root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes
+            root, executables=executables, isolation=isolation, max_output_bytes=max_output_bytes,
+            max_processes=max_processes,
         )
 
     def close(self) -> None:
@@ -546,48 +569,31 @@ class LocalExactProcessProvider:
         system, its working directory in the environment's directory."""
         return self._private_root and self._isolation.mount_namespace
 
+    def _enforceable(self) -> bool:
+        """Whether every promise holds here: egress blocked, records out of the program's
+        reach (it runs as another user), and host Unix sockets out of reach (by seccomp,
+        or by a private root when a host directory must stay reachable)."""
+        isolation = self._isolation
+        sockets = self.private_root if self._host_directories else (
+            self.private_root or unix_socket_filter() is not None)
+        return (isolation.blocks_egress and isolation.separate_user and isolation.mount_namespace
+                and sockets and size_capped_mounts_work(self._root / "control"))
+
     @property
     def exact_process(self) -> LocalExactProcesses | None:
-        """The exact-process provider, or ``None`` when egress cannot be blocked here."""
+        """The exact-process provider, or ``None`` when a promise cannot be enforced here
+        (no network namespace, no separate user for programs, or no way to keep host
+        Unix sockets out of reach; see :meth:`_enforceable`)."""
         return self._exact
 
     def _egress(self) -> tuple[str, ...] | None:
-        return ("blocked",) if self._isolation.blocks_egress else None
+        return ("blocked",) if self._exact is not None else None
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
-        from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+        from agent_interface.evaluator.process.local_capabilities import local_capability_document
 
-        egress = self._egress()
-        document: dict[str, Any] = {
-            "profile": {
-                "namedProfiles": False,
-                "systemPrompt": {"replace": False, "append": False},
-                "instructions": False,
-                "tools": False,
-                "permissions": False,
-                "mcp": False,
-                "subagents": False,
-                "resources": {"files": False, "instructions": False},
-                "hooks": False,
-                "modes": False,
-                "runtimeUpdate": False,
-                "validation": False,
-            },
-            "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
-            "sessions": {"continue": False, "list": False, "messages": False},
-            "workspace": {
-                "read": False, "write": False, "exec": False,
-                "git": False, "upload": False, "download": False,
-            },
-            "branching": {"checkpoint": False, "fork": False},
-            "placement": False,
-            "usage": False,
-            "confidential": False,
-        }
-        if egress is not None:
-            document["exactProcess"] = {"egress": list(egress)}
-        return AgentEnvironmentCapabilities.parse_wire(document)
+        return local_capability_document(self._egress())
 
     def __repr__(self) -> str:
         return f"<LocalExactProcessProvider {str(self._root)!r}>"

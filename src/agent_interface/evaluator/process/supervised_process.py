@@ -1,6 +1,8 @@
 """One supervised local process, seen from the provider: start it, read it, end it.
 
-A process lives in a control directory of its environment: ``spec.marshal`` (what to
+A process lives in a control directory the provider keeps apart from everything a
+program can reach (the local provider's ``ROOT/control/<environment>/<pid>``, mode 0700,
+while the program runs as another uid): ``spec.marshal`` (what to
 run, written by the provider, deleted by the supervisor once read), ``stdin`` (likewise),
 the bounded ``stdout`` and ``stderr`` captures,
 ``supervisor.json`` (who supervises it: host pid, start time, boot id) and
@@ -154,11 +156,17 @@ class SupervisedProcess:
             delay = min(delay * 2, 0.05)
 
     async def kill(self) -> None:
-        """End the whole process group (every process of its PID namespace) as cancelled."""
-        if self._settle_lost() is not None:
-            return
+        """End the whole process group (every process of its PID namespace) as cancelled.
+
+        Liveness is asked of the supervisor itself (its host pid, start time and boot id),
+        never of a record alone: a supervisor still alive is signalled even when a
+        termination record exists.
+        """
         supervisor = _read_json(self.control / "supervisor.json")
-        if supervisor is not None and self._supervisor_alive(supervisor):
+        alive = supervisor is not None and self._supervisor_alive(supervisor)
+        if not alive and self._settle_lost() is not None:
+            return
+        if supervisor is not None and alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(supervisor["pid"]), signal.SIGTERM)
         try:

@@ -359,7 +359,9 @@ async def run_candidate_async(
         exact = provider.exact_process
         if exact is None:
             raise _refuse("/", "exact_process_unavailable",
-                          "this host cannot block a process's network, so no exact process can run here")
+                          "this host cannot confine a process (block its network, run it as a user of "
+                          "its own, and keep host sockets out of reach with a private root), so no "
+                          "exact process can run here")
         if parsed.execution.instruction_delivery.kind == "utf8-file" and not provider.private_root:
             raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
                           "this host gives no private mount namespace, so the fixed task file path "
