@@ -136,9 +136,9 @@ def scratch_directory() -> Path:
     return path
 
 
-def create_input(image: ImageRoot, key: str, **changes: Any) -> dict[str, Any]:
+def create_input(root_image: ImageRoot, key: str, **changes: Any) -> dict[str, Any]:
     wire: dict[str, Any] = {
-        "image": image.reference, "egress": {"mode": "blocked"}, "maxLifetimeMs": 600_000,
+        "image": root_image.reference, "egress": {"mode": "blocked"}, "maxLifetimeMs": 600_000,
         "resources": {"cpu": 1, "memoryMb": 256, "diskMb": 16}, "metadata": {"suite": "oci"},
         "idempotencyKey": key,
     }
@@ -164,3 +164,16 @@ def cleanup_root(root: Path) -> None:
     for mount in sorted((m for m in mounts if m.startswith(str(root))), key=len, reverse=True):
         subprocess.run(["umount", "-l", mount], check=False)
     shutil.rmtree(root, ignore_errors=True)
+
+
+WATCHDOG_SECONDS = 120.0
+
+
+def run(awaitable: Any) -> Any:
+    """Run to completion, turning a hang into a failure (a watchdog, not a timing check)."""
+    import asyncio
+
+    async def bounded() -> Any:
+        return await asyncio.wait_for(awaitable, WATCHDOG_SECONDS)
+
+    return asyncio.run(bounded())

@@ -62,11 +62,13 @@ def _boot_id() -> str:
 
 
 def _start_ticks(pid: int) -> int | None:
+    """The start time of a live process ``pid`` (``None`` when gone or a zombie)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_bytes().decode()
     except OSError:
         return None
-    return int(stat.rpartition(")")[2].split()[19])
+    fields = stat.rpartition(")")[2].split()
+    return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
 def remove_container(runc: str, runc_root: str, container_id: str) -> None:
