@@ -35,7 +35,7 @@ from agent_interface.environment.exact_process import (
     AgentExactProcessTermination,
 )
 
-__all__ = ["ContainerProcess", "OutputStream", "SUPERVISOR_SCRIPT", "remove_container", "start_container"]
+__all__ = ["SUPERVISOR_SCRIPT", "ContainerProcess", "OutputStream", "remove_container", "start_container"]
 
 SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
 """The standalone supervisor script (run by this interpreter, isolated mode)."""

@@ -20,7 +20,8 @@ import ctypes
 import errno
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
 
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.contract_limits import BoundedJsonRecord
@@ -38,14 +39,38 @@ from agent_interface.evaluator.container.container_process import (
     OutputStream,
     start_container,
 )
-from agent_interface.evaluator.container.runtime_config import ContainerLimits, memory_bytes, runtime_config
+from agent_interface.evaluator.container.host_probe import OciHostSupport
+from agent_interface.evaluator.container.runtime_config import (
+    ContainerLimits,
+    ReadOnlyBind,
+    memory_bytes,
+    runtime_config,
+)
 from agent_interface.evaluator.process.confined_files import read_confined, write_confined
-from agent_interface.evaluator.process.process_store import EnvironmentRecord
+from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
-if TYPE_CHECKING:
-    from agent_interface.evaluator.container.oci_provider import OciExactProcesses
 
-__all__ = ["OciExactProcess", "OciExactProcessEnvironment", "OciExactProcessManager"]
+class EnvironmentOwner(Protocol):
+    """What an environment needs from ``provider.exact_process`` (:class:`.OciExactProcesses`)."""
+
+    name: str
+    store: ExactProcessStore
+    support: OciHostSupport
+    init_path: Path
+    runc_root: Path
+    max_output_bytes: int
+    max_pids: int
+    binds: tuple[ReadOnlyBind, ...]
+
+    def now_ms(self) -> int: ...
+
+    def environment_directory(self, environment_id: str) -> Path: ...
+
+    async def live_record(self, environment_id: str) -> EnvironmentRecord | None: ...
+
+    async def destroy(self, environment_id: str) -> None: ...
+
+__all__ = ["EnvironmentOwner", "OciExactProcess", "OciExactProcessEnvironment", "OciExactProcessManager"]
 
 _MIB: Final = 1 << 20
 T = TypeVar("T")
@@ -204,7 +229,7 @@ class OciExactProcessManager:
 class OciExactProcessEnvironment:
     """One environment: its files, its processes, and ``destroy``."""
 
-    def __init__(self, owner: OciExactProcesses, record: EnvironmentRecord) -> None:
+    def __init__(self, owner: EnvironmentOwner, record: EnvironmentRecord) -> None:
         self._owner = owner
         self._store = owner.store
         self.id: Final = record.id

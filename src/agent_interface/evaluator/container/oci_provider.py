@@ -43,6 +43,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import os
 import re
@@ -50,7 +51,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -69,7 +70,10 @@ from agent_interface.evaluator.container.environment_root import (
     unmount_environment_root,
 )
 from agent_interface.evaluator.container.host_probe import OciHostSupport, probe_oci_host
-from agent_interface.evaluator.container.oci_environment import OciExactProcessEnvironment, parse_model
+from agent_interface.evaluator.container.oci_environment import (
+    OciExactProcessEnvironment,
+    parse_model,
+)
 from agent_interface.evaluator.container.runtime_config import ReadOnlyBind
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
@@ -95,14 +99,14 @@ class OciExactProcesses:
 
     def __init__(self, provider: OciExactProcessProvider) -> None:
         self._provider = provider
-        self.store: Final = provider._store
-        self.name: Final = provider.name
-        self.support: Final = provider.support
-        self.init_path: Final = provider._root / "init"
-        self.runc_root: Final = provider._root / "runc"
-        self.max_output_bytes: Final = provider._max_output_bytes
-        self.max_pids: Final = provider._max_pids
-        self.binds: Final = provider._binds
+        self.store = provider._store
+        self.name = provider.name
+        self.support = provider.support
+        self.init_path = provider._root / "init"
+        self.runc_root = provider._root / "runc"
+        self.max_output_bytes = provider._max_output_bytes
+        self.max_pids = provider._max_pids
+        self.binds = provider._binds
 
     @staticmethod
     def now_ms() -> int:
@@ -149,7 +153,8 @@ class OciExactProcesses:
         record = await asyncio.to_thread(self.store.claim_environment, candidate)
         if record.id != candidate.id and record.state == "claimed":
             await self._wait_ready(record.id)  # another creator of this key is mounting it
-            record = await asyncio.to_thread(self.store.environment, record.id) or record
+            refreshed = await asyncio.to_thread(self.store.environment, record.id)
+            record = refreshed if refreshed is not None else record
         if record.state == "claimed":  # ours, or a creator that died before it was ready
             await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb)
             await asyncio.to_thread(self.store.mark_ready, record.id)
@@ -222,7 +227,7 @@ class OciExactProcesses:
         await asyncio.to_thread(unmount_environment_root, directory / "root")
         await asyncio.to_thread(_remove_tree, directory)
 
-    def container_ids(self) -> list[str]:
+    def container_ids(self) -> builtins.list[str]:
         """The ids of every container ``runc`` knows under this provider's root."""
         runc = self.support.runc
         if runc is None:
@@ -233,7 +238,7 @@ class OciExactProcesses:
         )
         return listed.stdout.decode().split() if listed.returncode == 0 else []
 
-    def remove_containers(self, chosen: Any) -> None:
+    def remove_containers(self, chosen: Callable[[str], bool]) -> None:
         assert self.support.runc is not None
         for container in self.container_ids():
             if chosen(container):
@@ -277,7 +282,7 @@ class OciExactProcessProvider:
     capture kept per stream.
     """
 
-    name: Final = "oci-exact-process"
+    name: Final[str] = "oci-exact-process"
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from agent_interface.evaluator.container.seccomp_profile import seccomp_profile
 
-__all__ = ["ContainerLimits", "INIT_PATH", "ReadOnlyBind", "runtime_config"]
+__all__ = ["INIT_PATH", "ContainerLimits", "ReadOnlyBind", "runtime_config"]
 
 INIT_PATH: Final = "/dev/.exact-process-init"
 """Where the init is bound in every container (on ``/dev``'s tmpfs, not in the files)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["REFUSED_SYSCALLS", "NAMESPACE_CLONE_FLAGS", "seccomp_profile"]
+__all__ = ["NAMESPACE_CLONE_FLAGS", "REFUSED_SYSCALLS", "seccomp_profile"]
 
 _EPERM: Final = 1
 _ENOSYS: Final = 38
