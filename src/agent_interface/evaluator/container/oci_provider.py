@@ -246,13 +246,17 @@ class OciExactProcesses:
 
     async def recover(self) -> None:
         """Settle what a provider killed mid-run left: lost processes, stray containers,
-        destroyed environments whose files remain."""
+        destroyed environments whose files remain, environments whose in-memory files
+        did not survive a restart of the host (destroyed)."""
         live = {record.id for record in await asyncio.to_thread(self.store.environments)}
         for environment_id in live:
             record = await self.live_record(environment_id)  # destroys an expired one
             if record is None:
                 continue
             directory = self.environment_directory(environment_id)
+            if not (directory / "root" / "rootfs").is_mount():  # its files died with the host
+                await self.destroy(environment_id)
+                continue
             for pid in await asyncio.to_thread(self.store.process_ids, environment_id):
                 await asyncio.to_thread(ContainerProcess(pid, directory / "processes" / str(pid)).termination_record)
         live = {record.id for record in await asyncio.to_thread(self.store.environments)}
