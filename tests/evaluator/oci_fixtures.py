@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agent_interface.conformance import ExactProcessLaunches
 from agent_interface.evaluator.images.image_root import ImageRoot, OciPlatform
 
 ID_BASE = 100_000
@@ -164,6 +165,20 @@ def cleanup_root(root: Path) -> None:
     for mount in sorted((m for m in mounts if m.startswith(str(root))), key=len, reverse=True):
         subprocess.run(["umount", "-l", mount], check=False)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def conformance_launches() -> ExactProcessLaunches:
+    """The kit's launches in the test image (the helper writes, sleeps and kills itself)."""
+    return ExactProcessLaunches(
+        output=launch("/bin/helper", "out"),
+        expected_stdout="exact stdout \u00e9\u2713\n",
+        expected_stderr="exact stderr\n",
+        expected_exit_code=7,
+        timeout=launch("/bin/sleep", "60", timeout_ms=300),
+        signal=launch("/bin/helper", "selfkill"),
+        expected_signal="SIGTERM",
+        long_running=launch("/bin/sleep", "60", timeout_ms=0),
+    )
 
 
 WATCHDOG_SECONDS = 120.0

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agent_interface.conformance import ExactProcessLaunches, run_exact_process_conformance
+from agent_interface.conformance import run_exact_process_conformance
 from agent_interface.conformance.exact_process import EXACT_PROCESS_CHECKS
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider
@@ -23,6 +23,7 @@ from tests.evaluator.oci_fixtures import (
     DictImageSource,
     build_image,
     cleanup_root,
+    conformance_launches,
     create_input,
     launch,
     requires_runc,
@@ -48,25 +49,12 @@ def _open(root: Path, image: ImageRoot, **options: Any) -> OciExactProcessProvid
     return provider
 
 
-def _launches() -> ExactProcessLaunches:
-    return ExactProcessLaunches(
-        output=launch("/bin/helper", "out"),
-        expected_stdout="exact stdout \u00e9\u2713\n",
-        expected_stderr="exact stderr\n",
-        expected_exit_code=7,
-        timeout=launch("/bin/sleep", "60", timeout_ms=300),
-        signal=launch("/bin/helper", "selfkill"),
-        expected_signal="SIGTERM",
-        long_running=launch("/bin/sleep", "60", timeout_ms=0),
-    )
-
-
 def test_the_conformance_kit_passes_on_the_real_runtime(world: tuple[Path, ImageRoot]) -> None:
     scratch, image = world
     root = scratch / "conformance"
     report = run_exact_process_conformance(
         lambda: OciExactProcessProvider.open(root, images=DictImageSource(image)),
-        create_input(image, "kit"), _launches(), timeout_s=60,
+        create_input(image, "kit"), conformance_launches(), timeout_s=60,
     )
     report.raise_for_failures()
     assert report.names("passed") == EXACT_PROCESS_CHECKS
@@ -79,7 +67,7 @@ def test_a_host_without_runc_omits_the_capability_and_says_why(world: tuple[Path
     assert provider.exact_process is None
     assert provider.reasons == ("runc is not installed",)
     assert run(provider.capabilities()).exact_process is None
-    report = run_exact_process_conformance(lambda: provider, create_input(image, "none"), _launches())
+    report = run_exact_process_conformance(lambda: provider, create_input(image, "none"), conformance_launches())
     assert not report.ok and report.names("skipped") == EXACT_PROCESS_CHECKS
 
 
