@@ -1,6 +1,9 @@
 """The per-process supervisor of :mod:`agent_interface.evaluator.container.oci_provider`.
 
-Run as ``python -I -S -B _oci_supervisor.py CONTROL_DIR`` (standard library only). It
+Run as ``python -I -S -B _oci_supervisor.py CONTROL_DIR``, or (as the provider does, to
+skip compiling it on every spawn) as its code object marshalled on the launcher's stdin
+and run by a one-line ``-c``; standard library only, and only built-in and C modules
+(no ``json``: it would import ``re`` and ``enum`` on every spawn). It
 lives on the host, outside the container, and the container cannot see it: not in its
 PID namespace, not in its file system, not at any path it can reach.
 
@@ -8,9 +11,9 @@ PID namespace, not in its file system, not at any path it can reach.
   one-line handshake (``ok`` or ``error <what>``) to the provider and exits, so the
   supervisor outlives the provider object and the provider's OS process.
 * The **supervisor** starts a new session, becomes a child subreaper, runs
-  ``runc create`` with the program's stdin (a file or ``/dev/null``), two pipes for its
-  stdout and stderr, a status pipe (descriptor 3) and an exec-report pipe (4), then
-  ``runc start``. When ``runc create`` exits, the container's init (its PID 1, see
+  ``runc run --detach`` with the program's stdin (a file or ``/dev/null``), two pipes for
+  its stdout and stderr, a status pipe (descriptor 3) and an exec-report pipe (4). When
+  ``runc`` exits, the container's init (its PID 1, see
   :mod:`.static_programs`) becomes the supervisor's child. The supervisor copies stdout
   and stderr into bounded capture files (bytes past ``outputLimit`` are counted, not
   kept), enforces the launch's timeout and the environment's lifetime with
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # no stubs; `signal` would import enum
 import errno
-import json
+import marshal
 import os
 import select
 import sys
@@ -50,11 +53,25 @@ _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+def _json(value: object) -> str:
+    """JSON text of the few shapes the supervisor writes (dicts of str, int, bool)."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json(str(k))}:{_json(v)}" for k, v in sorted(value.items())) + "}"
+    raise TypeError(type(value).__name__)
+
+
 def _write_json(directory: str, name: str, value: dict[str, Any], *, durable: bool) -> None:
     temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, json.dumps(value, sort_keys=True).encode())
+        os.write(fd, _json(value).encode())
         if durable:
             os.fsync(fd)
     finally:
@@ -238,7 +255,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     config = os.path.join(spec["bundle"], "config.json")
     pid_file = os.path.join(control, "container.pid")
     created = runc.run(
-        ["create", "--bundle", spec["bundle"], "--pid-file", pid_file, "--preserve-fds", "2", runc.id],
+        ["run", "--detach", "--bundle", spec["bundle"], "--pid-file", pid_file, "--preserve-fds", "2", runc.id],
         {0: stdin_fd, 1: out_w, 2: err_w, 3: status_w, 4: exec_w},
     )
     for fd in (out_w, err_w, status_w, exec_w, stdin_fd):
@@ -253,10 +270,6 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         return 0
     with open(pid_file) as handle:
         init = int(handle.read().strip())
-    if runc.run(["start", runc.id]) != 0:
-        runc.run(["delete", "-f", runc.id])
-        answer("error start")
-        return 0
     report = _read_exactly(exec_r, 4, _EXEC_REPORT_SECONDS)
     os.close(exec_r)
     if report:
@@ -353,9 +366,9 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
 
 
 def _launch(control: str) -> None:
-    path = os.path.join(control, "spec.json")
+    path = os.path.join(control, "spec.marshal")
     with open(path, "rb") as handle:
-        spec = json.loads(handle.read())
+        spec = marshal.loads(handle.read())
     os.unlink(path)
     read_end, write_end = os.pipe()
     supervisor = os.fork()
