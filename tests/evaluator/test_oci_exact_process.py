@@ -183,3 +183,29 @@ def test_an_evaluator_killed_mid_run_leaves_a_state_the_next_provider_recovers(w
 
     run(body())
     assert runc_ids(root) == []
+
+
+def test_a_missing_executable_is_a_typed_spawn_failure_with_nothing_left(world: tuple[Path, ImageRoot]) -> None:
+    scratch, image = world
+    root = scratch / "missing"
+    provider = _open(root, image)
+    exact = provider.exact_process
+    assert exact is not None
+
+    async def body() -> None:
+        environment = await exact.create(create_input(image, "missing"))
+        try:
+            with pytest.raises(ContractError) as refused:
+                await environment.process.spawn(launch("/bin/absent"))
+            assert refused.value.issues[0].code == "exact_process_spawn_failed"
+            assert await environment.process.list() == []
+            process = await environment.process.spawn(launch("/bin/true", env={"SECRET": "s3cr3t"}))
+            assert (await process.wait()).to_wire() == {"kind": "exit", "exitCode": 0}
+            control = root / "environments" / environment.id / "processes" / str(process.pid)
+            at_rest = b"".join(path.read_bytes() for path in control.rglob("*") if path.is_file())
+            assert b"s3cr3t" not in at_rest  # the launch environment is not kept beside the evidence
+        finally:
+            await environment.destroy()
+
+    run(body())
+    assert runc_ids(root) == []

@@ -276,7 +276,8 @@ class OciExactProcessProvider:
     ``images`` resolves a create input's ``name@sha256:<manifest digest>``;
     ``support`` is what :func:`.probe_oci_host` observed (use :meth:`open`);
     ``read_only_binds`` maps container paths to host files or directories bound
-    read-only into every container (a task file, a model endpoint's socket directory);
+    read-only into every container (a task file, a model endpoint's socket directory; its
+    directories must be traversable by the containers' user, ``id_base``, as ``root`` is);
     ``max_pids`` bounds the processes of one container; ``max_output_bytes`` the
     capture kept per stream.
     """
