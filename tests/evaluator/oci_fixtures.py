@@ -35,6 +35,7 @@ HELPER_SOURCE = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -77,6 +78,18 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "orphan")) {
         if (fork() == 0) { setsid(); if (fork() == 0) { for (;;) pause(); } _exit(0); }
         sleep(1); if (argc > 2) pause(); return 0;
+    }
+    if (!strcmp(mode, "syscalls")) {  /* each number called with zero arguments: its errno */
+        for (int i = 2; i < argc; i++) {
+            errno = 0;
+            long r = syscall(atol(argv[i]), 0, 0, 0, 0, 0, 0);
+            printf("%s %d\n", argv[i], r < 0 ? errno : 0);
+        }
+        errno = 0;
+        long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (r == 0) _exit(0);
+        printf("clone-newuser %d\n", r < 0 ? errno : 0);
+        return 0;
     }
     if (!strcmp(mode, "kill-all")) {
         printf("kill1 %d\n", kill(1, SIGKILL) == 0 ? 0 : errno);

@@ -112,6 +112,37 @@ def test_setns_and_unshare_are_refused(world: World) -> None:
     run(body())
 
 
+# x86-64 numbers of calls the seccomp profile refuses with EPERM (clone3: ENOSYS). Called
+# with zero arguments, several would fail with another errno without the profile
+# (io_uring_setup, keyctl, add_key, process_vm_readv, fsopen: EINVAL, EFAULT, ESRCH ...),
+# and clone(CLONE_NEWUSER) would succeed (a nested user namespace needs no capability).
+REFUSED = {
+    "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "ptrace": 101, "bpf": 321,
+    "keyctl": 250, "add_key": 248, "perf_event_open": 298, "open_by_handle_at": 304,
+    "userfaultfd": 323, "kexec_load": 246, "init_module": 175, "setns": 308, "unshare": 272,
+    "process_vm_readv": 310, "process_vm_writev": 311, "swapon": 167, "reboot": 169,
+    "io_uring_setup": 425, "fsopen": 430, "open_tree": 428,
+}
+
+
+def test_the_seccomp_profile_refuses_every_listed_call(world: World) -> None:
+    async def body() -> None:
+        environment = await world.environment("seccomp")
+        try:
+            numbers = [str(number) for number in (*REFUSED.values(), 435)]
+            termination, out = await _ran(environment, "/bin/helper", "syscalls", *numbers)
+            assert termination == {"kind": "exit", "exitCode": 0}, out
+            found = dict(line.split() for line in out.splitlines())
+            for name, number in REFUSED.items():
+                assert found[str(number)] == "1", (name, found[str(number)])
+            assert found["435"] == "38"  # clone3: ENOSYS, so C libraries fall back to clone
+            assert found["clone-newuser"] == "1"
+        finally:
+            await environment.destroy()
+
+    run(body())
+
+
 def test_host_unix_sockets_and_paths_are_out_of_reach(world: World) -> None:
     path = world.scratch / "host.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -7,8 +7,8 @@ whose flags the filter can read), mounting (``mount``, ``umount2``, ``pivot_root
 ``chroot`` and the new mount API), looking into other processes (``ptrace``,
 ``process_vm_readv``/``writev``, ``pidfd_getfd``, ``kcmp``), the kernel's keyrings,
 modules, BPF, ``perf_event_open``, ``userfaultfd``, file handles
-(``open_by_handle_at``, the classic container escape), swap, reboot, clocks and
-accounting. The program's capabilities are all dropped as well, so most of these would
+(``open_by_handle_at``, the classic container escape), ``io_uring`` (a large kernel
+surface with a history of exploits), swap, reboot, clocks and accounting. The program's capabilities are all dropped as well, so most of these would
 fail anyway; the profile holds even where a capability check would not (a user
 namespace's root, say).
 """
@@ -31,6 +31,7 @@ REFUSED_SYSCALLS: Final = (
     "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "acct",
     "iopl", "ioperm", "syslog", "quotactl", "lookup_dcookie", "uselib",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup", "personality",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
 )
 """Refused with ``EPERM`` whatever their arguments."""
 
