@@ -218,6 +218,20 @@ def _oom_killed(spec: dict[str, Any]) -> bool:
     return False
 
 
+def _remove_cgroups(cgroup: str) -> None:
+    """Remove the container's cgroup directories ``runc delete`` left (empty ones only)."""
+    base = "/sys/fs/cgroup"
+    try:
+        controllers = [os.path.join(base, name) for name in os.listdir(base)]
+    except OSError:
+        return
+    for directory in [base, *controllers]:
+        try:  # noqa: SIM105
+            os.rmdir(directory + cgroup)
+        except OSError:
+            pass
+
+
 def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     def answer(message: str) -> None:
         try:  # noqa: SIM105 - contextlib costs an import on every spawn
@@ -281,7 +295,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     pid, start, boot = _self_identity()
     _write_json(control, "supervisor.json", {
         "pid": pid, "startTicks": start, "bootId": boot, "containerId": runc.id,
-        "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init,
+        "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init, "cgroup": spec["cgroup"],
     }, durable=False)
     answer("ok")
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -350,8 +364,10 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     reported = _read_exactly(status_r, 4, 0.0 if reason else 1.0)
     os.close(status_r)
     status = int.from_bytes(reported, "little") if len(reported) == 4 else init_status
+    assert status is not None
     oom = _oom_killed(spec)
     runc.run(["delete", "-f", runc.id])
+    _remove_cgroups(spec["cgroup"])
     record = _status_record(reason, status, spec)
     if oom:
         record["oomKilled"] = True

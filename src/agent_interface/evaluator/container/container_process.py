@@ -82,14 +82,20 @@ def _start_ticks(pid: int) -> int | None:
     return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
-def remove_container(runc: str, runc_root: str, container_id: str) -> None:
-    """``runc kill KILL`` then ``runc delete -f`` (nothing when it does not exist)."""
+def remove_container(runc: str, runc_root: str, container_id: str, cgroup: str | None = None) -> None:
+    """``runc kill KILL`` then ``runc delete -f`` (nothing when it does not exist), then
+    the empty cgroup directories ``cgroup`` it may have left."""
     for args in (["kill", container_id, "KILL"], ["delete", "-f", container_id]):
         subprocess.run(
             [runc, "--root", runc_root, *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, check=False, timeout=60,
         )
+    if cgroup is not None:
+        base = Path("/sys/fs/cgroup")
+        for directory in (base, *base.iterdir()):
+            with contextlib.suppress(OSError):
+                os.rmdir(str(directory) + cgroup)
 
 
 class ContainerProcess:
@@ -115,7 +121,9 @@ class ContainerProcess:
         supervisor = _read_json(self.control / "supervisor.json")
         if supervisor is None or self._supervisor_alive(supervisor):
             return None
-        remove_container(supervisor["runc"], supervisor["runcRoot"], supervisor["containerId"])
+        remove_container(
+            supervisor["runc"], supervisor["runcRoot"], supervisor["containerId"], supervisor.get("cgroup")
+        )
         lost = {
             "termination": {"kind": "cancelled"},
             "exitCode": 128 + signal.SIGKILL,
@@ -272,4 +280,4 @@ async def _end_quietly(handle: ContainerProcess, launcher: asyncio.subprocess.Pr
             await handle.kill()
             return
         await asyncio.sleep(0.01)
-    await asyncio.to_thread(remove_container, spec["runc"], spec["runcRoot"], spec["id"])
+    await asyncio.to_thread(remove_container, spec["runc"], spec["runcRoot"], spec["id"], spec["cgroup"])

@@ -28,7 +28,11 @@ from agent_interface.evaluator.container.environment_root import (
     overlay_available,
     unmount_environment_root,
 )
-from agent_interface.evaluator.container.runtime_config import ContainerLimits, runtime_config
+from agent_interface.evaluator.container.runtime_config import (
+    ContainerLimits,
+    container_cgroup,
+    runtime_config,
+)
 from agent_interface.evaluator.container.static_programs import (
     PROBE_CODE,
     static_program,
@@ -169,7 +173,7 @@ def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> Oc
     bundle = work / "bundle"
     bundle.mkdir(mode=0o700)
     runc_root = str(root / "runc")
-    cgroup = f"/agent-interface-exact/{probe_id}"
+    cgroup = container_cgroup(probe_id)
     reasons: list[str] = []
     try:
         rootfs = mount_environment_root(environment, image, disk_mb=1, id_base=id_base, overlay=overlay)
@@ -198,7 +202,7 @@ def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> Oc
     except OSError as error:
         reasons.append(f"the probe container could not be set up ({error.strerror})")
     finally:
-        remove_container(runc_path, runc_root, probe_id)
+        remove_container(runc_path, runc_root, probe_id, cgroup)
         unmount_environment_root(environment)
         shutil.rmtree(work, ignore_errors=True)
     return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))

@@ -43,6 +43,7 @@ from agent_interface.evaluator.container.host_probe import OciHostSupport
 from agent_interface.evaluator.container.runtime_config import (
     ContainerLimits,
     ReadOnlyBind,
+    container_cgroup,
     memory_bytes,
     runtime_config,
 )
@@ -189,7 +190,7 @@ class OciExactProcessManager:
         resources = json.loads(record.input_json)["resources"]
         pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
         container_id = f"{env.id}-{pid}"
-        cgroup = f"/agent-interface-exact/{container_id}"
+        cgroup = container_cgroup(container_id)
         config = runtime_config(
             rootfs=str(env._directory / "root" / "rootfs"),
             init=str(owner.init_path),

@@ -73,7 +73,7 @@ from agent_interface.evaluator.container.oci_environment import (
     OciExactProcessEnvironment,
     parse_model,
 )
-from agent_interface.evaluator.container.runtime_config import ReadOnlyBind
+from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
 from agent_interface.evaluator.process.confined_files import environment_path_components
@@ -237,7 +237,7 @@ class OciExactProcesses:
         assert self.support.runc is not None
         for container in self.container_ids():
             if chosen(container):
-                remove_container(self.support.runc, str(self.runc_root), container)
+                remove_container(self.support.runc, str(self.runc_root), container, container_cgroup(container))
 
     async def recover(self) -> None:
         """Settle what a provider killed mid-run left: lost processes, stray containers,

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from agent_interface.evaluator.container.seccomp_profile import seccomp_profile
 
-__all__ = ["INIT_PATH", "ContainerLimits", "ReadOnlyBind", "runtime_config"]
+__all__ = ["INIT_PATH", "ContainerLimits", "ReadOnlyBind", "container_cgroup", "memory_bytes", "runtime_config"]
 
 INIT_PATH: Final = "/dev/.exact-process-init"
 """Where the init is bound in every container (on ``/dev``'s tmpfs, not in the files)."""
@@ -143,6 +143,11 @@ def _resources(limits: ContainerLimits) -> dict[str, Any]:
         "cpu": {"quota": max(int(limits.cpu * _CFS_PERIOD_US), 1000), "period": _CFS_PERIOD_US},
         "pids": {"limit": limits.pids},
     }
+
+
+def container_cgroup(container_id: str) -> str:
+    """The cgroup path (under every controller) of the container ``container_id``."""
+    return f"/agent-interface-exact/{container_id}"
 
 
 def memory_bytes(memory_mb: int) -> int:
