@@ -38,6 +38,7 @@ HELPER_SOURCE = r"""
 #include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
@@ -89,6 +90,15 @@ int main(int argc, char **argv) {
         long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
         if (r == 0) _exit(0);
         printf("clone-newuser %d\n", r < 0 ? errno : 0);
+        return 0;
+    }
+    if (!strcmp(mode, "spin")) {  /* busy for N ms of wall time: the CPU time it got, in ms */
+        struct timespec start, now, cpu;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        do { clock_gettime(CLOCK_MONOTONIC, &now); }
+        while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < atol(argv[2]));
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+        printf("%ld\n", cpu.tv_sec * 1000 + cpu.tv_nsec / 1000000);
         return 0;
     }
     if (!strcmp(mode, "kill-all")) {

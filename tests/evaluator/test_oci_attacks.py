@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from agent_interface.evaluator.container.host_probe import OciHostSupport
 from agent_interface.evaluator.container.oci_environment import OciExactProcessEnvironment
 from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider
 from agent_interface.evaluator.images.image_root import ImageRoot
@@ -247,6 +248,19 @@ def test_a_memory_balloon_is_killed_by_the_oom_killer_and_recorded(world: World)
     run(body())
 
 
+def test_a_fractional_cpu_is_a_cfs_quota(world: World) -> None:
+    async def body() -> None:
+        environment = await world.environment("cpu", resources={"cpu": 0.2, "memoryMb": 64, "diskMb": 8})
+        try:
+            termination, out = await _ran(environment, "/bin/helper", "spin", "1500")
+            assert termination == {"kind": "exit", "exitCode": 0}
+            assert int(out) < 1500 * 0.4, out  # 0.2 CPU: about 300 ms of CPU in 1.5 s
+        finally:
+            await environment.destroy()
+
+    run(body())
+
+
 def test_a_disk_fill_is_bounded_by_disk_mb(world: World) -> None:
     async def body() -> None:
         environment = await world.environment("disk", resources={"cpu": 1, "memoryMb": 256, "diskMb": 8})
@@ -279,6 +293,31 @@ def test_a_stdout_flood_is_bounded_and_counted(world: World) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run(body())
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB: the flood never passed here
+
+
+def test_without_overlay_the_image_is_copied_into_the_bounded_layer(world: World) -> None:
+    support = world.provider.support
+    copying = OciExactProcessProvider(
+        world.scratch / "copying", images=DictImageSource(world.image),
+        support=OciHostSupport(support.runc, support.id_base, False, support.swap_limit),
+    )
+    exact = copying.exact_process
+    assert exact is not None
+
+    async def body() -> None:
+        environment = await exact.create(create_input(world.image, "copy", resources={"cpu": 1, "memoryMb": 64, "diskMb": 8}))
+        try:
+            await environment.write_file("/tmp/in.txt", b"copied", mode=0o644)
+            termination, out = await _ran(environment, "/bin/cat", "/tmp/in.txt")
+            assert (termination, out) == ({"kind": "exit", "exitCode": 0}, "copied")
+            termination, _ = await _ran(environment, "/bin/dd", "if=/dev/zero", "of=/tmp/fill", "bs=1M", "count=64")
+            assert termination == {"kind": "exit", "exitCode": 1}
+            assert len(await environment.read_file("/tmp/fill", max_bytes=64 << 20)) <= 8 << 20
+        finally:
+            await environment.destroy()
+
+    run(body())
+    assert runc_ids(world.scratch / "copying") == []
 
 
 def test_the_image_is_never_written(world: World) -> None:
