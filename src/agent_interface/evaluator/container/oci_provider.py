@@ -47,6 +47,7 @@ import builtins
 import json
 import os
 import re
+import shutil
 import threading
 import time
 import uuid
@@ -264,8 +265,6 @@ class OciExactProcesses:
 
 
 def _remove_tree(directory: Path) -> None:
-    import shutil
-
     if directory.exists():
         shutil.rmtree(directory, ignore_errors=True)
 
