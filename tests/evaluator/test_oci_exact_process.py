@@ -201,6 +201,8 @@ def test_a_missing_executable_is_a_typed_spawn_failure_with_nothing_left(world: 
             assert await environment.process.list() == []
             process = await environment.process.spawn(launch("/bin/true", env={"SECRET": "s3cr3t"}))
             assert (await process.wait()).to_wire() == {"kind": "exit", "exitCode": 0}
+            assert process.container_id == f"{environment.id}-{process.pid}"
+            assert environment.image == image.reference
             control = root / "environments" / environment.id / "processes" / str(process.pid)
             at_rest = b"".join(path.read_bytes() for path in control.rglob("*") if path.is_file())
             assert b"s3cr3t" not in at_rest  # the launch environment is not kept beside the evidence

@@ -114,8 +114,10 @@ async def _file_operation(id_base: int | None, operation: Callable[..., T], *arg
 class OciExactProcess:
     """A handle to one container process; any number of handles may read the same one."""
 
-    def __init__(self, handle: ContainerProcess) -> None:
+    def __init__(self, handle: ContainerProcess, container_id: str) -> None:
         self._handle = handle
+        self.container_id: Final = container_id
+        """The ``runc`` id of the process's container (``<environment id>-<pid>``), for receipts."""
 
     @property
     def pid(self) -> int:
@@ -178,7 +180,8 @@ class OciExactProcessManager:
         return self._handle(pid) if pid in pids else None
 
     def _handle(self, pid: int) -> OciExactProcess:
-        return OciExactProcess(ContainerProcess(pid, self._environment._directory / "processes" / str(pid)))
+        env = self._environment
+        return OciExactProcess(ContainerProcess(pid, env._directory / "processes" / str(pid)), f"{env.id}-{pid}")
 
     async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> OciExactProcess:
         """Start ``launch`` in a new container of this environment."""
@@ -220,7 +223,7 @@ class OciExactProcessManager:
             await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
             raise
         await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
-        process = OciExactProcess(handle)
+        process = OciExactProcess(handle, container_id)
         if await env._record() is None:  # destroyed while this spawn was starting
             await process.kill()
             raise _gone()
@@ -240,6 +243,8 @@ class OciExactProcessEnvironment:
             None if metadata is None else wire_adapter(BoundedJsonRecord, "metadata").parse(metadata)
         )
         self._directory = owner.environment_directory(record.id)
+        self.image: Final[str] = json.loads(record.input_json)["image"]
+        """The image reference it was created from (``name@sha256:<manifest digest>``)."""
         self.process: Final = OciExactProcessManager(self)
 
     async def _record(self) -> EnvironmentRecord | None:
