@@ -9,6 +9,7 @@ record must say what really happened.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import socket
@@ -75,42 +76,20 @@ async def _ran(environment: OciExactProcessEnvironment, *argv: str, **changes: A
 
 
 def _uid_processes() -> list[int]:
-    """Host pids of processes running as the containers' mapped ids."""
+    """Host pids of processes running as the containers' mapped ids in this provider's
+    cgroups (another user of the same id range on this host is not counted)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             uids = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("Uid:"))
+            cgroups = (entry / "cgroup").read_text()
         except (OSError, StopIteration):
             continue
-        if ID_BASE <= int(uids.split()[1]) < ID_BASE + 65536:
+        if ID_BASE <= int(uids.split()[1]) < ID_BASE + 65536 and "/agent-interface-exact/" in cgroups:
             found.append(int(entry.name))
     return found
-
-
-def test_setns_and_unshare_are_refused(world: World) -> None:
-    async def body() -> None:
-        environment = await world.environment("setns")
-        try:
-            # The init (PID 1) is not dumpable: its namespace files cannot even be opened.
-            termination, out = await _ran(environment, "/bin/helper", "setns", "/proc/1/ns/net")
-            assert termination == {"kind": "exit", "exitCode": 2} and out.strip() == "open 13", out
-            for kind in ("net", "user", "mnt", "pid"):  # its own: seccomp refuses setns itself
-                termination, out = await _ran(environment, "/bin/helper", "setns", f"/proc/self/ns/{kind}")
-                assert termination == {"kind": "exit", "exitCode": 3} and out.strip() == "setns 1", (kind, out)
-            termination, out = await _ran(environment, "/bin/helper", "unshare")
-            assert termination == {"kind": "exit", "exitCode": 3} and out.strip() == "unshare 1"
-            termination, _ = await _ran(environment, "/bin/nsenter", "-t", "1", "-n", "/bin/true")
-            assert termination != {"kind": "exit", "exitCode": 0}
-            # Only the container's own processes are visible: its init and the lister.
-            _, out = await _ran(environment, "/bin/ls", "/proc")
-            pids = [name for name in out.split() if name.isdigit()]
-            assert len(pids) == 2 and "1" in pids, out
-        finally:
-            await environment.destroy()
-
-    run(body())
 
 
 # x86-64 numbers of calls the seccomp profile refuses with EPERM (clone3: ENOSYS). Called
@@ -213,6 +192,11 @@ def test_no_descendant_outlives_exit_timeout_or_destroy(world: World) -> None:
             assert termination == {"kind": "timeout", "timeoutMs": 1500}
             assert _uid_processes() == []
             await environment.process.spawn(launch("/bin/helper", "orphan", "stay", timeout_ms=0))
+            for _ in range(100):  # the check sees them while they run: init, program, grandchild
+                if len(_uid_processes()) >= 3:
+                    break
+                await asyncio.sleep(0.02)
+            assert len(_uid_processes()) >= 3
         finally:
             await environment.destroy()
         assert _uid_processes() == []

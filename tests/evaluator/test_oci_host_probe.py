@@ -32,7 +32,7 @@ from tests.evaluator.oci_fixtures import (
 WRAPPER = """#!{python}
 import json, os, sys
 args = sys.argv[1:]
-if "create" in args and "--bundle" in args:
+if "--bundle" in args:
     path = os.path.join(args[args.index("--bundle") + 1], "config.json")
     with open(path) as handle:
         config = json.load(handle)

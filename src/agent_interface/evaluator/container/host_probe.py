@@ -12,17 +12,17 @@ then omits ``exactProcess``.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import shutil
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.container.container_process import remove_container
+from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.container.container_process import start_container
 from agent_interface.evaluator.container.environment_root import (
     mount_environment_root,
     overlay_available,
@@ -46,6 +46,7 @@ _PROBE_PIDS: Final = 17
 _PROBE_CPU: Final = 0.5
 _CGROUP_V1: Final = Path("/sys/fs/cgroup")
 _WAIT_SECONDS: Final = 10.0
+_PROBE_TIMEOUT_MS: Final = 60_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,19 +149,9 @@ def _inspect(pid: int, id_base: int) -> list[str]:
     return reasons
 
 
-def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> OciHostSupport:
-    """Run the probe container under ``root`` (``init`` is the provider's init program)."""
-    runc_path = shutil.which(runc or "runc") if runc is None or "/" not in runc else runc
-    if runc_path is None or not os.access(runc_path, os.X_OK):
-        return OciHostSupport(None, None, False, False, ("runc is not installed",))
-    if not static_programs_supported():
-        return OciHostSupport(runc_path, None, False, False, ("the container init is built for x86-64 Linux only",))
-    if os.geteuid() != 0:
-        return OciHostSupport(runc_path, None, False, False, ("the provider must run as root to mount layers",))
-    probe_id = "probe-" + uuid.uuid4().hex[:12]
-    work = root / probe_id
+def _prepare(root: Path, work: Path, probe_id: str, id_base: int) -> tuple[Path, bool, bool]:
+    """The probe's image and environment root, mounted; (rootfs, overlay, swap limit)."""
     overlay = overlay_available(root / f"{probe_id}-overlay")
-    swap_limit = _swap_limit_available()
     image = work / "image"
     image.mkdir(mode=0o755, parents=True)
     os.chmod(work, 0o711)
@@ -170,39 +161,61 @@ def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> Oc
         os.chown(path, id_base, id_base)
     environment = work / "environment"
     environment.mkdir(mode=0o711)
-    bundle = work / "bundle"
-    bundle.mkdir(mode=0o700)
-    runc_root = str(root / "runc")
+    rootfs = mount_environment_root(environment, image, disk_mb=1, id_base=id_base, overlay=overlay)
+    return rootfs, overlay, _swap_limit_available()
+
+
+def _observe(control: Path, cgroup: str, swap_limit: bool, id_base: int) -> list[str]:
+    reasons = _cgroup_limits(cgroup, swap_limit)
+    child = _probe_child(int((control / "container.pid").read_text()))
+    if child is None:
+        reasons.append("the probe did not stay refused by seccomp (unshare was allowed or it failed)")
+    else:
+        reasons.extend(_inspect(child, id_base))
+    return reasons
+
+
+def _tear_down(work: Path) -> None:
+    unmount_environment_root(work / "environment")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> OciHostSupport:
+    """Run the probe container under ``root`` (``init`` is the provider's init program),
+    through the same supervisor as every exact process (which reaps it)."""
+    runc_path = shutil.which(runc or "runc") if runc is None or "/" not in runc else runc
+    if runc_path is None or not os.access(runc_path, os.X_OK):
+        return OciHostSupport(None, None, False, False, ("runc is not installed",))
+    if not static_programs_supported():
+        return OciHostSupport(runc_path, None, False, False, ("the container init is built for x86-64 Linux only",))
+    if os.geteuid() != 0:
+        return OciHostSupport(runc_path, None, False, False, ("the provider must run as root to mount layers",))
+    probe_id = "probe-" + uuid.uuid4().hex[:12]
+    work = root / probe_id
     cgroup = container_cgroup(probe_id)
+    overlay = swap_limit = False
     reasons: list[str] = []
     try:
-        rootfs = mount_environment_root(environment, image, disk_mb=1, id_base=id_base, overlay=overlay)
+        rootfs, overlay, swap_limit = await asyncio.to_thread(_prepare, root, work, probe_id, id_base)
         config = runtime_config(
             rootfs=str(rootfs), init=str(init), argv=["/probe"], env={}, cwd="/", hostname="probe",
             limits=ContainerLimits(_PROBE_MEMORY, _PROBE_CPU, _PROBE_PIDS, swap_limit),
             cgroup=cgroup, id_base=id_base,
         )
-        (bundle / "config.json").write_text(json.dumps(config))
-        base = [runc_path, "--root", runc_root]
-        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        created = subprocess.run(
-            [*base, "create", "--bundle", str(bundle), "--pid-file", str(work / "pid"), probe_id],
-            **quiet, timeout=60, check=False,  # type: ignore[call-overload]
-        )
-        if created.returncode != 0:
-            return OciHostSupport(runc_path, None, overlay, swap_limit, ("runc could not create a container here",))
-        reasons.extend(_cgroup_limits(cgroup, swap_limit))
-        subprocess.run([*base, "start", probe_id], **quiet, timeout=60, check=False)  # type: ignore[call-overload]
-        init_pid = int((work / "pid").read_text())
-        child = _probe_child(init_pid)
-        if child is None:
-            reasons.append("the probe did not stay refused by seccomp (unshare was allowed or it failed)")
-        else:
-            reasons.extend(_inspect(child, id_base))
+        spec = {
+            "runc": runc_path, "runcRoot": str(root / "runc"), "id": probe_id, "cgroup": cgroup,
+            "timeoutMs": _PROBE_TIMEOUT_MS, "deadlineEpochMs": None, "outputLimit": 4096,
+        }
+        try:
+            handle = await start_container(0, work / "control", spec, config, stdin=None)
+        except ContractError:
+            return OciHostSupport(runc_path, None, overlay, swap_limit, ("runc could not run a container here",))
+        try:
+            reasons = await asyncio.to_thread(_observe, work / "control", cgroup, swap_limit, id_base)
+        finally:
+            await handle.kill()
     except OSError as error:
         reasons.append(f"the probe container could not be set up ({error.strerror})")
     finally:
-        remove_container(runc_path, runc_root, probe_id, cgroup)
-        unmount_environment_root(environment)
-        shutil.rmtree(work, ignore_errors=True)
+        await asyncio.to_thread(_tear_down, work)
     return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))

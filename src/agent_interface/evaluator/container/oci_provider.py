@@ -321,7 +321,7 @@ class OciExactProcessProvider:
         """Probe this host (:func:`.probe_oci_host`), build the provider, recover ``root``."""
         path = Path(root).resolve()
         await asyncio.to_thread(_prepare_root, path)
-        support = await asyncio.to_thread(probe_oci_host, path, path / "init", runc, id_base)
+        support = await probe_oci_host(path, path / "init", runc, id_base)
         provider = cls(
             path, images=images, support=support, max_output_bytes=max_output_bytes,
             max_pids=max_pids, read_only_binds=read_only_binds,
