@@ -9,6 +9,10 @@ The wire contract (``core`` ... ``candidate``) describes; this family acts:
   :class:`LocalExactProcessEnvironment`, :class:`LocalExactProcessManager` and
   :class:`LocalExactProcess`; :class:`LocalHostImage` (host executables pinned by content)
   and :class:`LocalIsolation` / :func:`detect_local_isolation` (which namespaces work here);
+* the OCI exact-process provider, the same capability on ``runc`` with a container per
+  process, user namespace, no capabilities, seccomp, an empty network namespace and
+  cgroup limits: :class:`OciExactProcessProvider` (``await
+  OciExactProcessProvider.open(root, images=...)``);
 * the candidate integrity verifier (``verify``, the Git sandbox ``git_*``, the artifact
   resolvers); its public names are also exported by the package root;
 * the strict-egress proxy (``evaluator.egress``): ``allowDomains`` enforced for a sandbox
@@ -27,6 +31,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider
     from agent_interface.evaluator.images.host_image import LocalHostImage
     from agent_interface.evaluator.process.isolation import LocalIsolation, detect_local_isolation
     from agent_interface.evaluator.process.local_process import (
@@ -60,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "LocalExactProcesses": "process.local_process",
     "LocalHostImage": "images.host_image",
     "LocalIsolation": "process.isolation",
+    "OciExactProcessProvider": "container.oci_provider",
     "detect_local_isolation": "process.isolation",
     "materialize_candidate": "run.materialize",
     "run_candidate": "run.candidate_run",
@@ -78,6 +84,7 @@ __all__ = [
     "LocalExactProcesses",
     "LocalHostImage",
     "LocalIsolation",
+    "OciExactProcessProvider",
     "detect_local_isolation",
     "materialize_candidate",
     "run_candidate",

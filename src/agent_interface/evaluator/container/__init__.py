@@ -1,0 +1,1 @@
+"""Exact processes in OCI containers on ``runc`` (see :mod:`.oci_provider`)."""

@@ -1,0 +1,407 @@
+"""The per-process supervisor of :mod:`agent_interface.evaluator.container.oci_provider`.
+
+Run as ``python -I -S -B _oci_supervisor.py CONTROL_DIR``, or (as the provider does, to
+skip compiling it on every spawn) as its code object marshalled on the launcher's stdin
+and run by a one-line ``-c``; standard library only, and only built-in and C modules
+(no ``json``: it would import ``re`` and ``enum`` on every spawn). It
+lives on the host, outside the container, and the container cannot see it: not in its
+PID namespace, not in its file system, not at any path it can reach.
+
+* The **launcher** (the process the provider started) forks the supervisor, relays its
+  one-line handshake (``ok`` or ``error <what>``) to the provider and exits, so the
+  supervisor outlives the provider object and the provider's OS process.
+* The **supervisor** starts a new session, becomes a child subreaper, runs
+  ``runc run --detach`` with the program's stdin (a file or ``/dev/null``), two pipes for
+  its stdout and stderr, a status pipe (descriptor 3) and an exec-report pipe (4). When
+  ``runc`` exits, the container's init (its PID 1, see
+  :mod:`.static_programs`) becomes the supervisor's child. The supervisor copies stdout
+  and stderr into bounded capture files (bytes past ``outputLimit`` are counted, not
+  kept), enforces the launch's timeout and the environment's lifetime with
+  ``runc kill KILL`` (and ``SIGKILL`` to the init, its child), reads the program's raw
+  wait status from the init, and removes the container with ``runc delete -f``. Then it
+  writes ``termination.json``, atomically, last.
+
+``SIGTERM`` to the supervisor is a cancellation by the evaluator. The spec and the
+bundle's ``config.json`` (the launch environment may hold secrets) are deleted as soon
+as ``runc`` has read them.
+"""
+
+from __future__ import annotations
+
+import _signal  # type: ignore[import-not-found]  # no stubs; `signal` would import enum
+import errno
+import marshal
+import os
+import select
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_CHUNK = 65536
+_DRAIN_SECONDS = 2.0
+_EXEC_REPORT_SECONDS = 30.0
+_ALIASES = frozenset({"SIGIOT", "SIGCLD", "SIGPOLL", "SIGRTMIN", "SIGRTMAX"})
+_SIGNAL_NAMES = {
+    getattr(_signal, name): name
+    for name in dir(_signal)
+    if name.startswith("SIG") and not name.startswith("SIG_") and name not in _ALIASES
+}
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _json(value: object) -> str:
+    """JSON text of the few shapes the supervisor writes (dicts of str, int, bool)."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json(str(k))}:{_json(v)}" for k, v in sorted(value.items())) + "}"
+    raise TypeError(type(value).__name__)
+
+
+def _write_json(directory: str, name: str, value: dict[str, Any], *, durable: bool) -> None:
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, _json(value).encode())
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(temporary, os.path.join(directory, name))
+
+
+def _self_identity() -> tuple[int, int, str]:
+    with open("/proc/self/stat", "rb") as handle:
+        stat = handle.read().decode()
+    head, _, tail = stat.rpartition(")")
+    with open("/proc/sys/kernel/random/boot_id") as handle:
+        boot = handle.read().strip()
+    return int(head.split(" ", 1)[0]), int(tail.split()[19]), boot
+
+
+def _become_subreaper() -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+class _Runc:
+    """``runc`` for one container: argv only, our own state root, logs to a file."""
+
+    def __init__(self, spec: dict[str, Any], control: str) -> None:
+        self.base = [spec["runc"], "--root", spec["runcRoot"], "--log", os.path.join(control, "runc.log"),
+                     "--log-format", "json"]
+        self.id = spec["id"]
+
+    def spawn(self, args: list[str], fds: dict[int, int] | None = None) -> int:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                wanted = fds or {}
+                for target in (0, 1, 2, 3, 4):
+                    os.dup2(wanted.get(target, null), target, inheritable=True)
+                os.closerange(5, 65536)
+                _signal.pthread_sigmask(_signal.SIG_SETMASK, set())
+                for number in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGCHLD, _signal.SIGHUP,
+                               _signal.SIGPIPE):
+                    _signal.signal(number, _signal.SIG_DFL)
+                os.execve(self.base[0], [*self.base, *args], {"PATH": _PATH})
+            finally:
+                os._exit(127)
+        return pid
+
+    def run(self, args: list[str], fds: dict[int, int] | None = None) -> int:
+        """Run ``runc args...`` to its end; its exit code."""
+        pid = self.spawn(args, fds)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except InterruptedError:
+                continue
+            return os.waitstatus_to_exitcode(status)
+
+
+class _Capture:
+    """One output stream: copied into its file up to ``limit`` bytes, the rest counted."""
+
+    def __init__(self, path: str, read_fd: int, limit: int) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        self.read_fd = read_fd
+        self.limit = limit
+        self.kept = 0
+        self.dropped = 0
+        self.open = True
+
+    def pump(self) -> int:
+        try:
+            data = os.read(self.read_fd, _CHUNK)
+        except BlockingIOError:
+            return 0
+        if not data:
+            self.open = False
+            return 0
+        room = max(self.limit - self.kept, 0)
+        if room:
+            os.write(self.fd, data[:room])
+            self.kept += min(room, len(data))
+        self.dropped += max(len(data) - room, 0)
+        return len(data)
+
+    def close(self) -> None:
+        if self.kept:
+            os.fsync(self.fd)
+        os.close(self.fd)
+        os.close(self.read_fd)
+
+
+def _status_record(reason: str | None, status: int, spec: dict[str, Any]) -> dict[str, Any]:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        code, signal_name = 128 + number, _SIGNAL_NAMES.get(number, f"SIG{number}")
+    else:
+        code, signal_name = os.WEXITSTATUS(status), None
+    if reason == "timeout":
+        termination: dict[str, Any] = {"kind": "timeout", "timeoutMs": spec["timeoutMs"]}
+    elif reason == "cancelled":
+        termination = {"kind": "cancelled"}
+    elif signal_name is not None:
+        termination = {"kind": "signal", "signal": signal_name}
+    else:
+        termination = {"kind": "exit", "exitCode": code}
+    record: dict[str, Any] = {"termination": termination, "exitCode": code}
+    if signal_name is not None:
+        record["exitSignal"] = signal_name
+    return record
+
+
+def _read_exactly(fd: int, size: int, seconds: float) -> bytes:
+    """Up to ``size`` bytes from ``fd`` until EOF or ``seconds`` pass."""
+    data = b""
+    end = time.monotonic() + seconds
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while len(data) < size:
+        left = end - time.monotonic()
+        if left <= 0 or not poller.poll(int(left * 1000) + 1):
+            break
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _oom_killed(spec: dict[str, Any]) -> bool:
+    """Whether the kernel's OOM killer acted in the container's memory cgroup (v1 or v2)."""
+    for path in ("/sys/fs/cgroup/memory" + spec["cgroup"] + "/memory.oom_control",
+                 "/sys/fs/cgroup" + spec["cgroup"] + "/memory.events"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and int(value) > 0:
+                        return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _remove_cgroups(cgroup: str) -> None:
+    """Remove the container's cgroup directories ``runc delete`` left (empty ones only)."""
+    base = "/sys/fs/cgroup"
+    try:
+        controllers = [os.path.join(base, name) for name in os.listdir(base)]
+    except OSError:
+        return
+    for directory in [base, *controllers]:
+        try:  # noqa: SIM105
+            os.rmdir(directory + cgroup)
+        except OSError:
+            pass
+
+
+def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
+    def answer(message: str) -> None:
+        try:  # noqa: SIM105 - contextlib costs an import on every spawn
+            os.write(handshake, (message + "\n").encode())
+        except OSError:
+            pass
+        os.close(handshake)
+
+    os.setsid()
+    _become_subreaper()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    cancel_requested: list[bool] = []
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda *_: None)
+    _signal.signal(_signal.SIGTERM, lambda *_: cancel_requested.append(True))
+    _signal.signal(_signal.SIGINT, lambda *_: cancel_requested.append(True))
+    _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
+
+    runc = _Runc(spec, control)
+    stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
+    stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+    if spec["stdin"]:
+        os.unlink(stdin_path)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    status_r, status_w = os.pipe()
+    exec_r, exec_w = os.pipe()
+    captures = [
+        _Capture(os.path.join(control, "stdout"), out_r, spec["outputLimit"]),
+        _Capture(os.path.join(control, "stderr"), err_r, spec["outputLimit"]),
+    ]
+    config = os.path.join(spec["bundle"], "config.json")
+    pid_file = os.path.join(control, "container.pid")
+    created = runc.run(
+        ["run", "--detach", "--bundle", spec["bundle"], "--pid-file", pid_file, "--preserve-fds", "2", runc.id],
+        {0: stdin_fd, 1: out_w, 2: err_w, 3: status_w, 4: exec_w},
+    )
+    for fd in (out_w, err_w, status_w, exec_w, stdin_fd):
+        os.close(fd)
+    try:  # noqa: SIM105
+        os.unlink(config)
+    except OSError:
+        pass
+    if created != 0:
+        runc.run(["delete", "-f", runc.id])
+        answer("error create")
+        return 0
+    with open(pid_file) as handle:
+        init = int(handle.read().strip())
+    report = _read_exactly(exec_r, 4, _EXEC_REPORT_SECONDS)
+    os.close(exec_r)
+    if report:
+        runc.run(["kill", runc.id, "KILL"])
+        runc.run(["delete", "-f", runc.id])
+        answer("error exec " + errno.errorcode.get(int.from_bytes(report.ljust(4, b"\0"), "little"), "EIO"))
+        return 0
+    started = time.monotonic()
+    pid, start, boot = _self_identity()
+    _write_json(control, "supervisor.json", {
+        "pid": pid, "startTicks": start, "bootId": boot, "containerId": runc.id,
+        "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init, "cgroup": spec["cgroup"],
+    }, durable=False)
+    answer("ok")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+    poller = select.poll()
+    by_fd = {}
+    for capture in captures:
+        os.set_blocking(capture.read_fd, False)
+        poller.register(capture.read_fd, select.POLLIN)
+        by_fd[capture.read_fd] = capture
+    poller.register(wake_r, select.POLLIN)
+    deadlines = []
+    if spec["timeoutMs"] > 0:
+        deadlines.append((started + spec["timeoutMs"] / 1000, "timeout"))
+    if spec.get("deadlineEpochMs") is not None:
+        deadlines.append((started + max(spec["deadlineEpochMs"] / 1000 - time.time(), 0), "cancelled"))
+    reason: str | None = None
+    init_status: int | None = None
+    drain_until: float | None = None
+    while True:
+        while True:  # reap every child: the init, and anything reparented to this subreaper
+            try:
+                reaped, code = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if reaped == 0:
+                break
+            if reaped == init:
+                init_status = code
+        now = time.monotonic()
+        if init_status is None and reason is None:
+            reason = "cancelled" if cancel_requested else next(
+                (why for when, why in deadlines if now >= when), None
+            )
+            if reason is not None:
+                runc.run(["kill", runc.id, "KILL"])
+                try:  # noqa: SIM105
+                    os.kill(init, _signal.SIGKILL)  # our unreaped child: the pid is still its own
+                except ProcessLookupError:
+                    pass
+                continue
+        if init_status is not None and drain_until is None:
+            drain_until = now + _DRAIN_SECONDS
+        if init_status is not None and (not by_fd or now >= (drain_until or now)):
+            break
+        waits = [when - now for when, _ in deadlines if init_status is None and reason is None]
+        if drain_until is not None:
+            waits.append(drain_until - now)
+        timeout_ms = max(int(min([1.0, *waits]) * 1000) + 1, 0)
+        for fd, _event in poller.poll(timeout_ms):
+            if fd == wake_r:
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            elif fd in by_fd:
+                capture = by_fd[fd]
+                capture.pump()
+                if not capture.open:
+                    poller.unregister(fd)
+                    del by_fd[fd]
+    reported = _read_exactly(status_r, 4, 0.0 if reason else 1.0)
+    os.close(status_r)
+    status = int.from_bytes(reported, "little") if len(reported) == 4 else init_status
+    assert status is not None
+    oom = _oom_killed(spec)
+    runc.run(["delete", "-f", runc.id])
+    _remove_cgroups(spec["cgroup"])
+    record = _status_record(reason, status, spec)
+    if oom:
+        record["oomKilled"] = True
+    for name, capture in zip(("stdout", "stderr"), captures, strict=True):
+        while capture.open and capture.pump():
+            pass
+        record[f"{name}Bytes"] = capture.kept
+        record[f"{name}Dropped"] = capture.dropped
+        capture.close()
+    _write_json(control, "termination.json", record, durable=True)
+    return 0
+
+
+def _launch(control: str) -> None:
+    path = os.path.join(control, "spec.marshal")
+    with open(path, "rb") as handle:
+        spec = marshal.loads(handle.read())
+    os.unlink(path)
+    read_end, write_end = os.pipe()
+    supervisor = os.fork()
+    if supervisor == 0:
+        os.close(read_end)
+        try:
+            code = _supervise(control, spec, write_end)
+        except BaseException:
+            code = 70
+        os._exit(code)
+    os.close(write_end)
+    line = b""
+    while chunk := os.read(read_end, 4096):
+        line += chunk
+    os.write(1, line or b"error supervisor\n")
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _launch(sys.argv[-1])

@@ -1,0 +1,128 @@
+"""An environment's root file system: the image's read-only root under a fresh writable layer.
+
+``layer/`` is a tmpfs of ``diskMb`` (so the kernel bounds everything the environment's
+processes, and :meth:`~.OciExactProcessEnvironment.write_file`, can ever write);
+``rootfs/`` is an overlay of the image's ``rootfs`` (lower, never written) and
+``layer/upper``. Where overlay is not available the image is copied into the tmpfs
+instead (the copy then counts against ``diskMb``). The writable layer's root belongs to
+the container's root user (host ``id_base``), so container root owns ``/`` and nothing
+of the host.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Final
+
+from agent_interface.core.errors import ContractError
+
+__all__ = ["mount_environment_root", "overlay_available", "unmount_environment_root"]
+
+_MS_NOSUID: Final = 2
+_MS_NODEV: Final = 4
+_MNT_DETACH: Final = 2
+_UNSAFE_IN_OPTIONS: Final = frozenset(",:\\\n")
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = (ctypes.c_char_p,) * 3 + (ctypes.c_ulong, ctypes.c_char_p)
+    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    return libc
+
+
+def _mount(source: str, target: Path, fstype: str, flags: int, data: str) -> None:
+    if _libc().mount(source.encode(), os.fsencode(target), fstype.encode(), flags, data.encode()) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number), str(target))
+
+
+def _unmount(target: Path) -> None:
+    libc = _libc()
+    if libc.umount2(os.fsencode(target), 0) == 0:
+        return
+    number = ctypes.get_errno()
+    if number == errno.EINVAL:  # not a mount point
+        return
+    if libc.umount2(os.fsencode(target), _MNT_DETACH) != 0 and ctypes.get_errno() != errno.EINVAL:
+        raise OSError(ctypes.get_errno(), "umount2", str(target))
+
+
+def _option_path(path: Path) -> str:
+    text = str(path)
+    if any(character in _UNSAFE_IN_OPTIONS for character in text):
+        raise ContractError.single(
+            "/", "exact_process_root_path", "a root file system path holds a character overlay cannot name"
+        )
+    return text
+
+
+def _overlay(lower: Path, layer: Path, target: Path) -> None:
+    _mount(
+        "overlay", target, "overlay", _MS_NOSUID,
+        f"lowerdir={_option_path(lower)},upperdir={_option_path(layer / 'upper')},"
+        f"workdir={_option_path(layer / 'work')}",
+    )
+
+
+def mount_environment_root(
+    directory: Path, image_rootfs: Path, *, disk_mb: int, id_base: int | None, overlay: bool
+) -> Path:
+    """Mount ``directory/layer`` and ``directory/rootfs``; the root file system's path."""
+    owner = 0 if id_base is None else id_base
+    layer, rootfs = directory / "layer", directory / "rootfs"
+    layer.mkdir(mode=0o700, exist_ok=True)
+    rootfs.mkdir(mode=0o755, exist_ok=True)
+    _mount("tmpfs", layer, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={disk_mb}m,mode=0700")
+    try:
+        lower_mode = image_rootfs.stat().st_mode & 0o7777
+        if overlay:
+            for name in ("upper", "work"):
+                (layer / name).mkdir(mode=0o700)
+            os.chown(layer / "upper", owner, owner)
+            os.chmod(layer / "upper", lower_mode)
+            _overlay(image_rootfs, layer, rootfs)
+        else:
+            copy = layer / "root"
+            subprocess.run(
+                ["cp", "-a", "--", f"{image_rootfs}/.", str(copy)],
+                check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            os.chown(copy, owner, owner)
+            _mount(str(copy), rootfs, "", 4096 | 16384, "")  # MS_BIND | MS_REC
+    except BaseException:
+        _unmount(layer)
+        raise
+    return rootfs
+
+
+def unmount_environment_root(directory: Path) -> None:
+    """Unmount what :func:`mount_environment_root` mounted and delete the directory."""
+    for name in ("rootfs", "layer"):
+        if (directory / name).exists():
+            _unmount(directory / name)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def overlay_available(scratch: Path) -> bool:
+    """Whether an overlay of a directory under a tmpfs mounts here (tried in ``scratch``)."""
+    lower, layer, target = scratch / "lower", scratch / "layer", scratch / "merged"
+    for path in (lower, layer, target):
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        _mount("tmpfs", layer, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0700")
+        (layer / "upper").mkdir()
+        (layer / "work").mkdir()
+        _overlay(lower, layer, target)
+    except (OSError, ContractError):
+        return False
+    finally:
+        _unmount(target)
+        _unmount(layer)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return True

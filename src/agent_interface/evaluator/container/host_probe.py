@@ -1,0 +1,221 @@
+"""What this host enforces for a container, observed by running one (at provider open).
+
+:func:`probe_oci_host` runs the probe program (:data:`.static_programs.PROBE_CODE`) in a
+container made exactly as an exact-process container is made (same configuration,
+user namespace, overlay root, cgroup limits, seccomp profile) and looks at it from the
+host while it runs: its user id map, capability sets and ``no_new_privs`` flag, its
+seccomp mode and that ``unshare`` was refused, its network namespace (another one, with
+no interface but ``lo``) and its cgroup's memory, swap, CPU and pids limits. Every
+property not observed is a reason in :attr:`OciHostSupport.reasons`, and the provider
+then omits ``exactProcess``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.container.container_process import start_container
+from agent_interface.evaluator.container.environment_root import (
+    mount_environment_root,
+    overlay_available,
+    unmount_environment_root,
+)
+from agent_interface.evaluator.container.runtime_config import (
+    ContainerLimits,
+    container_cgroup,
+    runtime_config,
+)
+from agent_interface.evaluator.container.static_programs import (
+    PROBE_CODE,
+    static_program,
+    static_programs_supported,
+)
+
+__all__ = ["OciHostSupport", "probe_oci_host"]
+
+_PROBE_MEMORY: Final = 64 << 20
+_PROBE_PIDS: Final = 17
+_PROBE_CPU: Final = 0.5
+_CGROUP_V1: Final = Path("/sys/fs/cgroup")
+_WAIT_SECONDS: Final = 10.0
+_PROBE_TIMEOUT_MS: Final = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class OciHostSupport:
+    """What the probe found; ``enforced`` only when ``reasons`` is empty."""
+
+    runc: str | None
+    id_base: int | None
+    overlay: bool
+    swap_limit: bool
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def enforced(self) -> bool:
+        return not self.reasons and self.runc is not None
+
+
+def _status_fields(pid: int) -> dict[str, str]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _cgroup_limits(cgroup: str, swap_limit: bool) -> list[str]:
+    """Reasons the cgroup limits were not seen applied (cgroup v1 or v2)."""
+    reasons = []
+    if (_CGROUP_V1 / "memory").is_dir():
+        checks = [
+            (_CGROUP_V1 / "memory" / cgroup.lstrip("/") / "memory.limit_in_bytes", str(_PROBE_MEMORY), "memory"),
+            (_CGROUP_V1 / "pids" / cgroup.lstrip("/") / "pids.max", str(_PROBE_PIDS), "pids"),
+            (_CGROUP_V1 / "cpu" / cgroup.lstrip("/") / "cpu.cfs_quota_us", str(int(_PROBE_CPU * 100_000)), "cpu"),
+        ]
+        if swap_limit:
+            checks.append(
+                (_CGROUP_V1 / "memory" / cgroup.lstrip("/") / "memory.memsw.limit_in_bytes", str(_PROBE_MEMORY), "swap")
+            )
+    else:
+        base = _CGROUP_V1 / cgroup.lstrip("/")
+        checks = [
+            (base / "memory.max", str(_PROBE_MEMORY), "memory"),
+            (base / "pids.max", str(_PROBE_PIDS), "pids"),
+            (base / "cpu.max", f"{int(_PROBE_CPU * 100_000)} 100000", "cpu"),
+        ]
+        if swap_limit:
+            checks.append((base / "memory.swap.max", "0", "swap"))
+    for path, expected, name in checks:
+        if _read(path) != expected:
+            reasons.append(f"the cgroup {name} limit was not applied to a container")
+    return reasons
+
+
+def _swap_limit_available() -> bool:
+    if (_CGROUP_V1 / "memory").is_dir():
+        return (_CGROUP_V1 / "memory" / "memory.memsw.limit_in_bytes").exists()
+    return any(_CGROUP_V1.glob("*/memory.swap.max"))
+
+
+def _probe_child(init_pid: int) -> int | None:
+    deadline = time.monotonic() + _WAIT_SECONDS
+    while time.monotonic() < deadline:
+        children = _read(Path(f"/proc/{init_pid}/task/{init_pid}/children")).split()
+        if children:
+            child = int(children[0])
+            state = _read(Path(f"/proc/{child}/stat")).rpartition(")")[2].split()[:1]
+            if state == ["S"] and _read(Path(f"/proc/{child}/comm")) == "probe":
+                return child
+        elif not Path(f"/proc/{init_pid}").exists():
+            return None
+        time.sleep(0.005)
+    return None
+
+
+def _inspect(pid: int, id_base: int) -> list[str]:
+    reasons = []
+    status = _status_fields(pid)
+    if any(status.get(key) != "0000000000000000" for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")):
+        reasons.append("a container process kept capabilities")
+    if status.get("NoNewPrivs") != "1":
+        reasons.append("no_new_privs was not set")
+    if status.get("Seccomp") != "2":
+        reasons.append("the seccomp profile was not applied")
+    if _read(Path(f"/proc/{pid}/uid_map")).split() != ["0", str(id_base), "65536"]:
+        reasons.append("the user namespace mapping was not applied")
+    if os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
+        reasons.append("the container shares the host's network namespace")
+    interfaces = [
+        line.split(":", 1)[0].strip() for line in _read(Path(f"/proc/{pid}/net/dev")).splitlines()[2:]
+    ]
+    if interfaces != ["lo"]:
+        reasons.append("the container's network namespace has interfaces besides loopback")
+    return reasons
+
+
+def _prepare(root: Path, work: Path, probe_id: str, id_base: int) -> tuple[Path, bool, bool]:
+    """The probe's image and environment root, mounted; (rootfs, overlay, swap limit)."""
+    overlay = overlay_available(root / f"{probe_id}-overlay")
+    image = work / "image"
+    image.mkdir(mode=0o755, parents=True)
+    os.chmod(work, 0o711)
+    (image / "probe").write_bytes(static_program(PROBE_CODE))
+    os.chmod(image / "probe", 0o755)
+    for path in (image, image / "probe"):
+        os.chown(path, id_base, id_base)
+    environment = work / "environment"
+    environment.mkdir(mode=0o711)
+    rootfs = mount_environment_root(environment, image, disk_mb=1, id_base=id_base, overlay=overlay)
+    return rootfs, overlay, _swap_limit_available()
+
+
+def _observe(control: Path, cgroup: str, swap_limit: bool, id_base: int) -> list[str]:
+    reasons = _cgroup_limits(cgroup, swap_limit)
+    child = _probe_child(int((control / "container.pid").read_text()))
+    if child is None:
+        reasons.append("the probe did not stay refused by seccomp (unshare was allowed or it failed)")
+    else:
+        reasons.extend(_inspect(child, id_base))
+    return reasons
+
+
+def _tear_down(work: Path) -> None:
+    unmount_environment_root(work / "environment")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> OciHostSupport:
+    """Run the probe container under ``root`` (``init`` is the provider's init program),
+    through the same supervisor as every exact process (which reaps it)."""
+    runc_path = shutil.which(runc or "runc") if runc is None or "/" not in runc else runc
+    if runc_path is None or not os.access(runc_path, os.X_OK):
+        return OciHostSupport(None, None, False, False, ("runc is not installed",))
+    if not static_programs_supported():
+        return OciHostSupport(runc_path, None, False, False, ("the container init is built for x86-64 Linux only",))
+    if os.geteuid() != 0:
+        return OciHostSupport(runc_path, None, False, False, ("the provider must run as root to mount layers",))
+    probe_id = "probe-" + uuid.uuid4().hex[:12]
+    work = root / probe_id
+    cgroup = container_cgroup(probe_id)
+    overlay = swap_limit = False
+    reasons: list[str] = []
+    try:
+        rootfs, overlay, swap_limit = await asyncio.to_thread(_prepare, root, work, probe_id, id_base)
+        config = runtime_config(
+            rootfs=str(rootfs), init=str(init), argv=["/probe"], env={}, cwd="/", hostname="probe",
+            limits=ContainerLimits(_PROBE_MEMORY, _PROBE_CPU, _PROBE_PIDS, swap_limit),
+            cgroup=cgroup, id_base=id_base,
+        )
+        spec = {
+            "runc": runc_path, "runcRoot": str(root / "runc"), "id": probe_id, "cgroup": cgroup,
+            "timeoutMs": _PROBE_TIMEOUT_MS, "deadlineEpochMs": None, "outputLimit": 4096,
+        }
+        try:
+            handle = await start_container(0, work / "control", spec, config, stdin=None)
+        except ContractError:
+            return OciHostSupport(runc_path, None, overlay, swap_limit, ("runc could not run a container here",))
+        try:
+            reasons = await asyncio.to_thread(_observe, work / "control", cgroup, swap_limit, id_base)
+        finally:
+            await handle.kill()
+    except OSError as error:
+        reasons.append(f"the probe container could not be set up ({error.strerror})")
+    finally:
+        await asyncio.to_thread(_tear_down, work)
+    return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))

@@ -1,0 +1,287 @@
+"""One OCI exact-process environment: its processes (one container each) and its files.
+
+Each spawn runs in a container of its own (its own PID namespace, cgroup, network
+namespace and ``runc`` id ``<environment id>-<pid>``) over the environment's one root
+file system (:mod:`.environment_root`), so what one process writes the next one reads,
+and a timeout, cancel or exit of one process removes exactly its container.
+
+File reads and writes from the evaluator run on the host with the file-system identity
+of the container's root user (``setfsuid``/``setfsgid`` of the worker thread to
+``id_base``: root's file capabilities drop with it), through
+:mod:`agent_interface.evaluator.process.confined_files` (no link followed), so a link or
+mode the program planted gives the evaluator no more power over the host than the
+program has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import errno
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
+
+from agent_interface.core.canonical import canonical_digest
+from agent_interface.core.contract_limits import BoundedJsonRecord
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import FrozenDict, WireModel, thaw, wire_adapter
+from agent_interface.environment.exact_process import (
+    AgentExactProcessLaunch,
+    AgentExactProcessReadFileRequest,
+    AgentExactProcessStatus,
+    AgentExactProcessTermination,
+    AgentExactProcessWriteFileRequest,
+)
+from agent_interface.evaluator.container.container_process import (
+    ContainerProcess,
+    OutputStream,
+    start_container,
+)
+from agent_interface.evaluator.container.host_probe import OciHostSupport
+from agent_interface.evaluator.container.runtime_config import (
+    ContainerLimits,
+    ReadOnlyBind,
+    container_cgroup,
+    memory_bytes,
+    runtime_config,
+)
+from agent_interface.evaluator.process.confined_files import read_confined, write_confined
+from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
+
+
+class EnvironmentOwner(Protocol):
+    """What an environment needs from ``provider.exact_process`` (:class:`.OciExactProcesses`)."""
+
+    name: str
+    store: ExactProcessStore
+    support: OciHostSupport
+    init_path: Path
+    runc_root: Path
+    max_output_bytes: int
+    max_pids: int
+    binds: tuple[ReadOnlyBind, ...]
+
+    def now_ms(self) -> int: ...
+
+    def environment_directory(self, environment_id: str) -> Path: ...
+
+    async def live_record(self, environment_id: str) -> EnvironmentRecord | None: ...
+
+    async def destroy(self, environment_id: str) -> None: ...
+
+__all__ = ["EnvironmentOwner", "OciExactProcess", "OciExactProcessEnvironment", "OciExactProcessManager"]
+
+_MIB: Final = 1 << 20
+T = TypeVar("T")
+M = TypeVar("M", bound=WireModel)
+
+
+def parse_model(model: type[M], value: M | Mapping[str, Any]) -> M:
+    """``value`` validated as ``model`` (a model is validated again from its wire form)."""
+    return model.parse_wire(value.to_wire() if isinstance(value, WireModel) else thaw(value))
+
+
+def _gone() -> ContractError:
+    return ContractError.single("/", "exact_process_environment_gone", "the environment was destroyed or expired")
+
+
+def _as_user(id_base: int | None, operation: Callable[..., T], *args: Any) -> T:
+    """``operation(*args)`` in this thread with file-system ids ``id_base`` (then restored)."""
+    if id_base is None:
+        return operation(*args)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.setfsgid(id_base)
+    libc.setfsuid(id_base)
+    try:
+        if libc.setfsuid(-1) != id_base or libc.setfsgid(-1) != id_base:
+            raise OSError(errno.EPERM, "setfsuid")
+        return operation(*args)
+    finally:
+        libc.setfsuid(0)
+        libc.setfsgid(0)
+
+
+async def _file_operation(id_base: int | None, operation: Callable[..., T], *args: Any) -> T:
+    try:
+        return await asyncio.to_thread(_as_user, id_base, operation, *args)
+    except OSError as error:
+        name = errno.errorcode.get(error.errno or 0, "EIO")
+        raise ContractError.single("/path", "exact_process_file_error", f"the file operation failed ({name})") from None
+
+
+class OciExactProcess:
+    """A handle to one container process; any number of handles may read the same one."""
+
+    def __init__(self, handle: ContainerProcess, container_id: str) -> None:
+        self._handle = handle
+        self.container_id: Final = container_id
+        """The ``runc`` id of the process's container (``<environment id>-<pid>``), for receipts."""
+
+    @property
+    def pid(self) -> int:
+        """The process id within its environment (1, 2, ...), not a host pid."""
+        return self._handle.pid
+
+    async def status(self) -> AgentExactProcessStatus:
+        return await asyncio.to_thread(self._handle.status)
+
+    async def wait(self) -> AgentExactProcessTermination:
+        """The terminal reason, once the process ended."""
+        return await self._handle.wait()
+
+    async def kill(self) -> None:
+        """Remove the container (``cancelled``); nothing once the process ended."""
+        await self._handle.kill()
+
+    def stdout(self) -> AsyncIterator[str]:
+        """The captured stdout as UTF-8 text from its first byte, then live until the end."""
+        return self._handle.follow("stdout")
+
+    def stderr(self) -> AsyncIterator[str]:
+        """The captured stderr, like :meth:`stdout`."""
+        return self._handle.follow("stderr")
+
+    async def output_bytes(self, stream: OutputStream) -> bytes:
+        """The exact bytes captured so far on ``stream``."""
+        return await asyncio.to_thread(self._handle.captured, stream)
+
+    async def output_dropped(self) -> dict[str, int]:
+        """Bytes past the output bound that were not kept, per stream (zero while running)."""
+        record = await asyncio.to_thread(self._handle.termination_record) or {}
+        return {name: int(record.get(f"{name}Dropped", 0)) for name in ("stdout", "stderr")}
+
+    async def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer acted in the process's container."""
+        record = await asyncio.to_thread(self._handle.termination_record) or {}
+        return bool(record.get("oomKilled"))
+
+    def __repr__(self) -> str:
+        return f"<OciExactProcess pid={self.pid}>"
+
+
+class OciExactProcessManager:
+    """``environment.process``: spawn, look up and list an environment's processes."""
+
+    def __init__(self, environment: OciExactProcessEnvironment) -> None:
+        self._environment = environment
+
+    async def list(self) -> list[AgentExactProcessStatus]:
+        env = self._environment
+        pids = await asyncio.to_thread(env._store.process_ids, env.id)
+        return [await self._handle(pid).status() for pid in pids]
+
+    async def get(self, pid: int) -> OciExactProcess | None:
+        env = self._environment
+        if await env._record() is None:
+            return None
+        pids = await asyncio.to_thread(env._store.process_ids, env.id)
+        return self._handle(pid) if pid in pids else None
+
+    def _handle(self, pid: int) -> OciExactProcess:
+        env = self._environment
+        return OciExactProcess(ContainerProcess(pid, env._directory / "processes" / str(pid)), f"{env.id}-{pid}")
+
+    async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> OciExactProcess:
+        """Start ``launch`` in a new container of this environment."""
+        request = parse_model(AgentExactProcessLaunch, launch)
+        env, owner = self._environment, self._environment._owner
+        record = await env._record()
+        if record is None:
+            raise _gone()
+        resources = json.loads(record.input_json)["resources"]
+        pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
+        container_id = f"{env.id}-{pid}"
+        cgroup = container_cgroup(container_id)
+        config = runtime_config(
+            rootfs=str(env._directory / "root" / "rootfs"),
+            init=str(owner.init_path),
+            argv=[request.executable, *request.args],
+            env=dict(request.env),
+            cwd=request.cwd,
+            hostname="exact",
+            limits=ContainerLimits(
+                memory_bytes(int(resources["memoryMb"])), float(resources["cpu"]), owner.max_pids,
+                owner.support.swap_limit,
+            ),
+            cgroup=cgroup,
+            id_base=owner.support.id_base,
+            binds=owner.binds,
+        )
+        spec = {
+            "runc": owner.support.runc, "runcRoot": str(owner.runc_root), "id": container_id,
+            "cgroup": cgroup, "timeoutMs": request.timeout_ms, "deadlineEpochMs": record.expires_ms,
+            "outputLimit": owner.max_output_bytes,
+        }
+        try:
+            handle = await start_container(
+                pid, env._directory / "processes" / str(pid), spec, config,
+                stdin=None if request.stdin is None else request.stdin.encode(),
+            )
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
+            raise
+        await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
+        process = OciExactProcess(handle, container_id)
+        if await env._record() is None:  # destroyed while this spawn was starting
+            await process.kill()
+            raise _gone()
+        return process
+
+
+class OciExactProcessEnvironment:
+    """One environment: its files, its processes, and ``destroy``."""
+
+    def __init__(self, owner: EnvironmentOwner, record: EnvironmentRecord) -> None:
+        self._owner = owner
+        self._store = owner.store
+        self.id: Final = record.id
+        self.provider: Final = owner.name
+        metadata = json.loads(record.metadata_json)
+        self.metadata: Final[FrozenDict[str, Any] | None] = (
+            None if metadata is None else wire_adapter(BoundedJsonRecord, "metadata").parse(metadata)
+        )
+        self._directory = owner.environment_directory(record.id)
+        self.image: Final[str] = json.loads(record.input_json)["image"]
+        """The image reference it was created from (``name@sha256:<manifest digest>``)."""
+        self.process: Final = OciExactProcessManager(self)
+
+    async def _record(self) -> EnvironmentRecord | None:
+        return await self._owner.live_record(self.id)
+
+    @property
+    def container_ids(self) -> str:
+        """The prefix of the ``runc`` ids of this environment's containers."""
+        return f"{self.id}-"
+
+    async def write_file(self, path: str, data: bytes, *, mode: int) -> None:
+        """Write exactly ``data`` at the absolute container ``path`` with POSIX ``mode``
+        (owned by the container's root; the writable layer's size bounds it)."""
+        request = AgentExactProcessWriteFileRequest.parse_wire({"path": path, "mode": mode})
+        record = await self._record()
+        if record is None:
+            raise _gone()
+        if len(data) > int(json.loads(record.input_json)["resources"]["diskMb"]) * _MIB:
+            raise ContractError.single("/bytes", "exact_process_write_too_large", "the file is larger than diskMb")
+        await _file_operation(
+            self._owner.support.id_base, write_confined, str(self._directory / "root" / "rootfs"),
+            request.path, bytes(data), request.mode,
+        )
+
+    async def read_file(self, path: str, *, max_bytes: int) -> bytes:
+        """The exact bytes at ``path``; a file over ``max_bytes`` is refused before loading."""
+        request = AgentExactProcessReadFileRequest.parse_wire({"path": path, "maxBytes": max_bytes})
+        if await self._record() is None:
+            raise _gone()
+        return await _file_operation(
+            self._owner.support.id_base, read_confined, str(self._directory / "root" / "rootfs"),
+            request.path, request.max_bytes,
+        )
+
+    async def destroy(self) -> None:
+        """Remove every container, unmount and delete the files; later lookups find nothing."""
+        await self._owner.destroy(self.id)
+
+    def __repr__(self) -> str:
+        return f"<OciExactProcessEnvironment {self.id}>"

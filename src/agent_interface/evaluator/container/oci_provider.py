@@ -1,0 +1,394 @@
+"""The exactProcess capability on a real OCI runtime: :class:`OciExactProcessProvider`.
+
+Every environment is a root file system of its own (the image's read-only ``rootfs``
+under a fresh writable layer on a tmpfs of ``diskMb``, see :mod:`.environment_root`);
+every process runs in a container of its own over it, on ``runc`` (see
+:mod:`.oci_environment` for why one container per process, and
+:mod:`.runtime_config` for what each container gets: user namespace, no capability,
+``noNewPrivileges``, seccomp, an empty network namespace, cgroup limits). A detached
+supervisor per process on the host (:mod:`._oci_supervisor`) holds the program's
+output pipes, enforces its timeout and the environment's lifetime, and writes the
+evidence in a control directory no path inside any container reaches.
+
+``root`` holds ``state.sqlite3`` (the durable record, reusing
+:class:`agent_interface.evaluator.process.process_store.ExactProcessStore`), ``init``
+(the containers' PID 1), ``runc/`` (``runc``'s state for this provider's containers
+only) and ``environments/<id>/`` (``root/`` mounted, ``processes/<pid>/`` control
+directories). A new provider object over the same root, in this OS process or another,
+recovers every environment and process: at :meth:`OciExactProcessProvider.open` it
+removes containers of destroyed or expired environments and settles processes whose
+supervisor is gone.
+
+``exactProcess`` is declared only when :func:`.probe_oci_host` observed every property
+on this host; otherwise :attr:`OciExactProcessProvider.exact_process` is ``None`` and
+:attr:`OciExactProcessProvider.reasons` says what could not be enforced. Egress
+``blocked`` is the one mode: ``strict`` is refused.
+
+Example::
+
+    provider = await OciExactProcessProvider.open("/var/lib/exact", images=store)
+    exact = provider.exact_process  # None (see provider.reasons) when not enforceable
+    environment = await exact.create({
+        "image": "busybox@sha256:...", "egress": {"mode": "blocked"},
+        "maxLifetimeMs": 600_000, "resources": {"cpu": 0.5, "memoryMb": 256, "diskMb": 64},
+        "metadata": {"task": "t1"}, "idempotencyKey": "task-t1",
+    })
+    process = await environment.process.spawn({
+        "executable": "/bin/echo", "args": ["hi"], "cwd": "/", "env": {}, "timeoutMs": 10_000,
+    })
+    await process.wait()  # {"kind": "exit", "exitCode": 0}
+    await environment.destroy()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import os
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from agent_interface.core.canonical import canonical_json
+from agent_interface.core.errors import ContractError
+from agent_interface.core.model import thaw
+from agent_interface.environment.exact_process import (
+    AgentExactProcessEnvironmentQuery,
+    CreateAgentExactProcessEnvironmentInput,
+    check_exact_process_egress_supported,
+    exact_process_create_input_digest,
+)
+from agent_interface.evaluator.container.container_process import ContainerProcess, remove_container
+from agent_interface.evaluator.container.environment_root import (
+    mount_environment_root,
+    unmount_environment_root,
+)
+from agent_interface.evaluator.container.host_probe import OciHostSupport, probe_oci_host
+from agent_interface.evaluator.container.oci_environment import (
+    OciExactProcessEnvironment,
+    parse_model,
+)
+from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
+from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
+from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
+from agent_interface.evaluator.process.confined_files import environment_path_components
+from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
+
+if TYPE_CHECKING:
+    from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+
+__all__ = ["OciExactProcessProvider", "OciExactProcesses"]
+
+_MIB: Final = 1 << 20
+DEFAULT_MAX_OUTPUT_BYTES: Final = 16 * _MIB
+DEFAULT_MAX_PIDS: Final = 256
+DEFAULT_ID_BASE: Final = 100_000
+_IMAGE_RE: Final = re.compile(r"^(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
+_MAKING: Final = threading.Lock()
+
+
+class OciExactProcesses:
+    """``provider.exact_process``: create, get and list environments (durably, by key)."""
+
+    def __init__(self, provider: OciExactProcessProvider) -> None:
+        self._provider = provider
+        self.store = provider._store
+        self.name = provider.name
+        self.support = provider.support
+        self.init_path = provider._root / "init"
+        self.runc_root = provider._root / "runc"
+        self.max_output_bytes = provider._max_output_bytes
+        self.max_pids = provider._max_pids
+        self.binds = provider._binds
+
+    @staticmethod
+    def now_ms() -> int:
+        return int(time.time() * 1000)
+
+    def environment_directory(self, environment_id: str) -> Path:
+        return self._provider._root / "environments" / environment_id
+
+    def _image(self, request: CreateAgentExactProcessEnvironmentInput) -> ImageRoot:
+        match = _IMAGE_RE.fullmatch(request.image)
+        found = None if match is None else self._provider._images.image_root(match["digest"])
+        if found is None or found.reference != request.image:
+            raise ContractError.single(
+                "/image", "exact_process_image_unavailable", "this provider's image store has no such image"
+            )
+        return found
+
+    def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> ImageRoot:
+        check_exact_process_egress_supported(("blocked",), request.egress)
+        if request.provider_options:
+            raise ContractError.single(
+                "/providerOptions", "exact_process_provider_options_unsupported", "this provider takes no provider options"
+            )
+        return self._image(request)
+
+    async def create(
+        self, input: CreateAgentExactProcessEnvironmentInput | Mapping[str, Any]
+    ) -> OciExactProcessEnvironment:
+        """A fresh environment; the same key and input return the same one, durably."""
+        request = parse_model(CreateAgentExactProcessEnvironmentInput, input)
+        image = self._check(request)
+        now = self.now_ms()
+        wire = request.to_wire()
+        candidate = EnvironmentRecord(
+            id="oxp-" + uuid.uuid4().hex,
+            idempotency_key=request.idempotency_key,
+            input_digest=exact_process_create_input_digest(request),
+            input_json=json.dumps(wire, sort_keys=True),
+            metadata_json=canonical_json(wire["metadata"]),
+            created_ms=now,
+            expires_ms=now + request.max_lifetime_ms,
+            state="claimed",
+        )
+        record = await asyncio.to_thread(self.store.claim_environment, candidate)
+        if record.id != candidate.id and record.state == "claimed":
+            await self._wait_ready(record.id)  # another creator of this key is mounting it
+            refreshed = await asyncio.to_thread(self.store.environment, record.id)
+            record = refreshed if refreshed is not None else record
+        if record.state == "claimed":  # ours, or a creator that died before it was ready
+            await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb)
+            await asyncio.to_thread(self.store.mark_ready, record.id)
+        return OciExactProcessEnvironment(self, record)
+
+    def _make(self, environment_id: str, image: ImageRoot, disk_mb: int) -> None:
+        with _MAKING:
+            directory = self.environment_directory(environment_id)
+            if not (directory / "root" / "rootfs").is_mount():
+                self._mount(directory, image, disk_mb)
+
+    def _mount(self, directory: Path, image: ImageRoot, disk_mb: int) -> None:
+        directory.mkdir(mode=0o711, parents=True, exist_ok=True)
+        (directory / "root").mkdir(mode=0o711, exist_ok=True)
+        (directory / "processes").mkdir(mode=0o700, exist_ok=True)
+        mount_environment_root(
+            directory / "root", image.rootfs, disk_mb=disk_mb,
+            id_base=self.support.id_base, overlay=self.support.overlay,
+        )
+
+    async def _wait_ready(self, environment_id: str) -> None:
+        """A same-key create that lost the race waits for the winner's mount (bounded)."""
+        for _ in range(3000):
+            record = await asyncio.to_thread(self.store.environment, environment_id)
+            if record is None or record.state != "claimed":
+                return
+            await asyncio.sleep(0.01)
+
+    async def live_record(self, environment_id: str) -> EnvironmentRecord | None:
+        record = await asyncio.to_thread(self.store.environment, environment_id)
+        if record is None or record.state != "ready":
+            return None
+        if record.expires_ms <= self.now_ms():
+            await self.destroy(environment_id)
+            return None
+        return record
+
+    async def get(self, id: str) -> OciExactProcessEnvironment | None:
+        """The environment ``id``; ``None`` once destroyed or past its lifetime."""
+        record = await self.live_record(id)
+        return None if record is None else OciExactProcessEnvironment(self, record)
+
+    async def list(
+        self, query: AgentExactProcessEnvironmentQuery | Mapping[str, Any] | None = None
+    ) -> list[OciExactProcessEnvironment]:
+        """Every live environment whose metadata holds every key/value of ``query.metadata``."""
+        wanted: dict[str, str] = {}
+        if query is not None:
+            parsed = parse_model(AgentExactProcessEnvironmentQuery, query)
+            wanted = {key: canonical_json(value) for key, value in thaw(parsed.metadata or {}).items()}
+        found = []
+        for record in await asyncio.to_thread(self.store.environments):
+            metadata = json.loads(record.metadata_json)
+            if all(key in metadata and canonical_json(metadata[key]) == value for key, value in wanted.items()):
+                live = await self.live_record(record.id)
+                if live is not None:
+                    found.append(OciExactProcessEnvironment(self, live))
+        return found
+
+    async def destroy(self, environment_id: str) -> None:
+        """End every container of the environment, unmount and delete its files."""
+        await asyncio.to_thread(self.store.mark_destroyed, environment_id)
+        directory = self.environment_directory(environment_id)
+        for state in ("started", "starting"):
+            for pid in await asyncio.to_thread(self.store.process_ids, environment_id, state):
+                control = directory / "processes" / str(pid)
+                if (control / "supervisor.json").exists():
+                    await ContainerProcess(pid, control).kill()
+        await asyncio.to_thread(self.remove_containers, lambda container: container.startswith(f"{environment_id}-"))
+        await asyncio.to_thread(unmount_environment_root, directory / "root")
+        await asyncio.to_thread(_remove_tree, directory)
+
+    def container_ids(self) -> builtins.list[str]:
+        """The ids of every container ``runc`` keeps state for under this provider's root
+        (``runc`` keeps one directory per container there; no ``runc list`` per call)."""
+        try:
+            return sorted(entry.name for entry in os.scandir(self.runc_root) if entry.is_dir())
+        except FileNotFoundError:
+            return []
+
+    def remove_containers(self, chosen: Callable[[str], bool]) -> None:
+        assert self.support.runc is not None
+        for container in self.container_ids():
+            if chosen(container):
+                remove_container(self.support.runc, str(self.runc_root), container, container_cgroup(container))
+
+    async def recover(self) -> None:
+        """Settle what a provider killed mid-run left: lost processes, stray containers,
+        destroyed environments whose files remain, environments whose in-memory files
+        did not survive a restart of the host (destroyed)."""
+        live = {record.id for record in await asyncio.to_thread(self.store.environments)}
+        for environment_id in live:
+            record = await self.live_record(environment_id)  # destroys an expired one
+            if record is None:
+                continue
+            directory = self.environment_directory(environment_id)
+            if not (directory / "root" / "rootfs").is_mount():  # its files died with the host
+                await self.destroy(environment_id)
+                continue
+            for pid in await asyncio.to_thread(self.store.process_ids, environment_id):
+                await asyncio.to_thread(ContainerProcess(pid, directory / "processes" / str(pid)).termination_record)
+        live = {record.id for record in await asyncio.to_thread(self.store.environments)}
+        await asyncio.to_thread(self.remove_containers, lambda container: container.rpartition("-")[0] not in live)
+        environments = self._provider._root / "environments"
+        for directory in environments.iterdir() if environments.is_dir() else ():
+            if directory.name not in live:
+                await asyncio.to_thread(unmount_environment_root, directory / "root")
+                await asyncio.to_thread(_remove_tree, directory)
+
+
+def _remove_tree(directory: Path) -> None:
+    if directory.exists():
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class OciExactProcessProvider:
+    """Exact processes in OCI containers on ``runc`` (see the module docstring).
+
+    ``images`` resolves a create input's ``name@sha256:<manifest digest>``;
+    ``support`` is what :func:`.probe_oci_host` observed (use :meth:`open`);
+    ``read_only_binds`` maps container paths to host files or directories bound
+    read-only into every container (a task file, a model endpoint's socket directory; its
+    directories must be traversable by the containers' user, ``id_base``, as ``root`` is);
+    ``max_pids`` bounds the processes of one container; ``max_output_bytes`` the
+    capture kept per stream.
+    """
+
+    name: Final[str] = "oci-exact-process"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        images: ImageRootSource,
+        support: OciHostSupport,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_pids: int = DEFAULT_MAX_PIDS,
+        read_only_binds: Mapping[str, str | os.PathLike[str]] | None = None,
+    ) -> None:
+        self._root = Path(root).resolve()
+        _prepare_root(self._root)
+        self._binds = tuple(
+            ReadOnlyBind(str(Path(host).resolve(strict=True)), _container_path(path))
+            for path, host in (read_only_binds or {}).items()
+        )
+        self._store = ExactProcessStore(self._root / "state.sqlite3")
+        self._images = images
+        self.support: Final = support
+        self._max_output_bytes = max_output_bytes
+        self._max_pids = max_pids
+        self._exact = OciExactProcesses(self) if support.enforced else None
+
+    @classmethod
+    async def open(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        images: ImageRootSource,
+        runc: str | None = None,
+        id_base: int = DEFAULT_ID_BASE,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+        max_pids: int = DEFAULT_MAX_PIDS,
+        read_only_binds: Mapping[str, str | os.PathLike[str]] | None = None,
+    ) -> OciExactProcessProvider:
+        """Probe this host (:func:`.probe_oci_host`), build the provider, recover ``root``."""
+        path = Path(root).resolve()
+        await asyncio.to_thread(_prepare_root, path)
+        support = await probe_oci_host(path, path / "init", runc, id_base)
+        provider = cls(
+            path, images=images, support=support, max_output_bytes=max_output_bytes,
+            max_pids=max_pids, read_only_binds=read_only_binds,
+        )
+        if provider._exact is not None:
+            await provider._exact.recover()
+        return provider
+
+    def close(self) -> None:
+        """Close the state database (running processes stay supervised)."""
+        self._store.close()
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """What this host could not be seen to enforce (empty when ``exactProcess`` holds)."""
+        return self.support.reasons
+
+    @property
+    def exact_process(self) -> OciExactProcesses | None:
+        """The exact-process provider, or ``None`` when not every property holds here."""
+        return self._exact
+
+    async def capabilities(self) -> AgentEnvironmentCapabilities:
+        """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
+        from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+
+        document: dict[str, Any] = {
+            "profile": {
+                "namedProfiles": False, "systemPrompt": {"replace": False, "append": False},
+                "instructions": False, "tools": False, "permissions": False, "mcp": False,
+                "subagents": False, "resources": {"files": False, "instructions": False},
+                "hooks": False, "modes": False, "runtimeUpdate": False, "validation": False,
+            },
+            "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
+            "sessions": {"continue": False, "list": False, "messages": False},
+            "workspace": {"read": False, "write": False, "exec": False, "git": False, "upload": False, "download": False},
+            "branching": {"checkpoint": False, "fork": False},
+            "placement": False,
+            "usage": False,
+            "confidential": False,
+        }
+        if self._exact is not None:
+            document["exactProcess"] = {"egress": ["blocked"]}
+        return AgentEnvironmentCapabilities.parse_wire(document)
+
+    def __repr__(self) -> str:
+        return f"<OciExactProcessProvider {str(self._root)!r}>"
+
+
+def _container_path(path: str) -> str:
+    components = environment_path_components(path)
+    if not components or components[0] in ("proc", "dev", "sys"):
+        raise ContractError.single("/readOnlyBinds", "exact_process_bind_path", "a bind cannot cover / or a kernel file system")
+    return "/" + "/".join(components)
+
+
+def _prepare_root(root: Path) -> None:
+    """Make ``root`` (traversable by the containers' user, as ``runc`` needs) and its init."""
+    root.mkdir(mode=0o711, parents=True, exist_ok=True)
+    os.chmod(root, 0o711)
+    for name in ("environments",):
+        (root / name).mkdir(mode=0o711, exist_ok=True)
+    (root / "runc").mkdir(mode=0o700, exist_ok=True)
+    init = root / "init"
+    program = static_program(INIT_CODE)
+    if not init.exists() or init.read_bytes() != program:
+        temporary = root / f".init.{uuid.uuid4().hex}"
+        temporary.write_bytes(program)
+        os.chmod(temporary, 0o755)
+        os.replace(temporary, init)
