@@ -8,7 +8,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agent_interface.candidate.experiment import AgentCandidateExperiment, CandidateExecutionEvidence
+from agent_interface.candidate.experiment import (
+    AgentCandidateExperiment,
+    CandidateExecutionEvidence,
+)
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.core.canonical import canonical_digest
 from tests.candidate.reference_documents import accepted
@@ -29,9 +32,11 @@ def reference_comparison() -> dict[str, Any]:
     return copy.deepcopy(_COMPARISON)
 
 
-def experiment(tasks: int = 3, reps: int = 2, **policy: Any) -> AgentCandidateExperiment:
-    """A sealed experiment with ``tasks`` tasks of ``reps`` repetitions; ``policy`` overrides
-    fields of the reference policy (wire names)."""
+def experiment(
+    tasks: int = 3, reps: int = 2, attempts: int = 1, **policy: Any
+) -> AgentCandidateExperiment:
+    """A sealed experiment with ``tasks`` tasks of ``reps`` repetitions and ``attempts``
+    attempts each; ``policy`` overrides fields of the reference policy (wire names)."""
     value = copy.deepcopy(_COMPARISON["experiment"])
     template = value["benchmark"]["tasks"][0]
     task_list = []
@@ -40,6 +45,8 @@ def experiment(tasks: int = 3, reps: int = 2, **policy: Any) -> AgentCandidateEx
         task["scenario"]["id"] = f"task-{index + 1}"
         task["scenario"]["scenarioDigest"] = h("scenario", index)
         task["digest"] = h("task", index)
+        if attempts > 1:
+            task["attempt"] = {"maxAttempts": attempts, "retryPolicy": "pre-model-infrastructure-only"}
         task_list.append(task)
     value["benchmark"]["tasks"] = task_list
     value["benchmark"]["suite"].update(

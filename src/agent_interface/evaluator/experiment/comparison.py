@@ -497,29 +497,33 @@ def analyze_cells(
                 for _, b, c in productive
             ),
         )
-    measured = [e for _, b, c in productive for e in (b, c)]
-    metadata = {
-        "agentInterface": {
-            "method": "two-stage paired bootstrap (tasks, then repetitions), percentile interval",
-            "cells": {
-                "expected": len(pairs) * 2,
-                "measured": sum(
-                    isinstance(getattr(p, arm), CandidateExecutionEvidence)
-                    for p in pairs for arm in ARMS
-                ),
-                "invalidCapture": invalid,
-                "missing": missing,
-                "retried": retries,
-                "productivePairs": len(productive),
-            },
-            "tokens": {
-                arm: _tokens(e for e in measured if e.materialization_receipt.execution_plan.material.run_cell.arm == arm)
-                for arm in ARMS
-            },
-        }
+    measured = [
+        record
+        for pair in pairs
+        for record in (pair.baseline, pair.candidate)
+        if isinstance(record, CandidateExecutionEvidence)
+    ]
+    info: dict[str, Any] = {
+        "method": "two-stage paired bootstrap (tasks, then repetitions), percentile interval",
+        "cells": {
+            "expected": len(pairs) * 2,
+            "measured": len(measured),
+            "invalidCapture": invalid,
+            "missing": missing,
+            "retried": retries,
+            "productivePairs": len(productive),
+        },
+        "tokens": {
+            arm: _tokens(
+                e for e in measured
+                if e.materialization_receipt.execution_plan.material.run_cell.arm == arm
+            )
+            for arm in ARMS
+        },
     }
     if policy.budget_usd is not None:
-        metadata["agentInterface"]["budgetUsd"] = policy.budget_usd
+        info["budgetUsd"] = policy.budget_usd
+    metadata = {"agentInterface": info}
     return ExperimentAnalysis(experiment, pairs, retries, summary, accounting, metadata)
 
 

@@ -5,7 +5,7 @@
 * :func:`paired_bootstrap_means` is a two-stage paired bootstrap: each resample draws the
   suite's tasks with replacement, then each drawn task's paired repetitions with
   replacement, and takes the mean of every metric's per-pair deltas over the drawn pairs.
-  The draws come from ``numpy.random.Generator(PCG64(seed))`` in fixed blocks of
+  The draws come from ``numpy.random.Generator(PCG64(seed mod 2**64))`` in fixed blocks of
   :data:`BLOCK` resamples and depend only on the task sizes, never on the values: the same
   cells always give the same numbers, and negating the deltas (swapping the arms) negates
   every resample exactly. Sums are ``numpy.bincount`` accumulations (sequential, no BLAS).
@@ -26,9 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "ASSUMED_SCORE_SD",
     "BLOCK",
     "POWER_TARGET",
-    "ASSUMED_SCORE_SD",
     "minimum_detectable_delta",
     "paired_bootstrap_means",
     "percentile_interval",
@@ -73,7 +73,8 @@ def paired_bootstrap_means(
     offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     tasks = sizes.size
     metrics = deltas.shape[1]
-    generator = np.random.Generator(np.random.PCG64(seed))
+    # PCG64 takes a non-negative seed; a policy's seed is any safe integer (two's complement).
+    generator = np.random.Generator(np.random.PCG64(seed % 2**64))
     result = np.empty((resamples, metrics), dtype=np.float64)
     for start in range(0, resamples, BLOCK):
         block = min(BLOCK, resamples - start)
