@@ -33,16 +33,24 @@ def reference_comparison() -> dict[str, Any]:
 
 
 def experiment(
-    tasks: int = 3, reps: int = 2, attempts: int = 1, **policy: Any
+    tasks: int = 3,
+    reps: int = 2,
+    attempts: int = 1,
+    task_ids: list[str] | None = None,
+    benchmark: str | None = None,
+    **policy: Any,
 ) -> AgentCandidateExperiment:
     """A sealed experiment with ``tasks`` tasks of ``reps`` repetitions and ``attempts``
-    attempts each; ``policy`` overrides fields of the reference policy (wire names)."""
+    attempts each (scenario ids ``task_ids``, benchmark name ``benchmark``); ``policy``
+    overrides fields of the reference policy (wire names)."""
     value = copy.deepcopy(_COMPARISON["experiment"])
     template = value["benchmark"]["tasks"][0]
     task_list = []
     for index in range(tasks):
         task = copy.deepcopy(template)
-        task["scenario"]["id"] = f"task-{index + 1}"
+        task["scenario"]["id"] = task_ids[index] if task_ids else f"task-{index + 1}"
+        if benchmark is not None:
+            task["benchmark"]["name"] = benchmark
         task["scenario"]["scenarioDigest"] = h("scenario", index)
         task["digest"] = h("task", index)
         if attempts > 1:

@@ -51,6 +51,10 @@ class DecisionInputs:
     spend_usd: float
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _g(value: float) -> str:
     return f"{value:.4g}"
 
@@ -64,8 +68,9 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
     checks.append({"name": "complete-suite", "passed": complete})
     if not complete:
         blockers.append(
-            f"{inputs.invalid_cells} invalid-capture and {inputs.missing_cells} missing cells: "
-            "the comparison needs every cell of both arms"
+            f"{_count(inputs.invalid_cells, 'invalid capture')} and "
+            f"{_count(inputs.missing_cells, 'missing cell')}: the comparison needs every cell "
+            "of both arms"
         )
     enough = inputs.productive_pairs >= policy.min_productive_runs
     checks.append({"name": "productive-runs", "passed": enough})

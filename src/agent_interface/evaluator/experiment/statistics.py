@@ -46,6 +46,10 @@ ASSUMED_SCORE_SD: Final = 0.5
 standard deviation a score on [0, 1] can have (a pass/fail score at 50%)."""
 
 
+SPREAD_FLOOR: Final = 1e-9
+"""A resampled spread at or below this (rounding noise on a score scale) counts as none."""
+
+
 def sequential_mean(values: Sequence[float]) -> float:
     """The mean as the contract's checker computes it: a left-to-right sum divided by the count."""
     total: float = 0
@@ -106,13 +110,13 @@ def minimum_detectable_delta(
     :data:`POWER_TARGET` probability, and whether the spread had to be assumed.
 
     It is ``(z(1 - (1 - level) / 2) + z(POWER_TARGET)) * SE`` with ``SE`` the standard
-    deviation of the resampled mean deltas; when that is zero (no spread observed, or a
-    single resample) ``SE`` is :data:`ASSUMED_SCORE_SD` over the square root of the pairs.
+    deviation of the resampled mean deltas; when that is at most :data:`SPREAD_FLOOR` (no
+    spread observed, or a single resample) ``SE`` is :data:`ASSUMED_SCORE_SD` over the square root of the pairs.
     """
     normal = NormalDist()
     z = normal.inv_cdf(1 - (1 - level) / 2) + normal.inv_cdf(POWER_TARGET)
     spread = float(np.std(resampled, ddof=1)) if resampled.size > 1 else 0.0
-    assumed = not spread > 0
+    assumed = not spread > SPREAD_FLOOR
     if assumed:
         spread = ASSUMED_SCORE_SD / math.sqrt(pairs)
     return z * spread, assumed
