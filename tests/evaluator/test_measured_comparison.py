@@ -300,3 +300,21 @@ def test_the_decision_rule(
 def test_the_delta_threshold_is_pre_registered() -> None:
     assert _decide((0.2, 0.1, 0.3), deltaThreshold=0.15) == "need_more_work"
     assert _decide((0.1, 0.05, 0.12), deltaThreshold=0.15) == "hold"
+
+
+def test_minting_runs_the_contract_check_on_the_summary() -> None:
+    import copy
+    import dataclasses
+
+    exp = experiment(2, 2, criticalDimensions=[])
+    analysis = analyze_cells(exp, cells(exp, [0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8]))
+    summary = copy.deepcopy(analysis.summary)
+    summary["overall"]["baseline"] += 0.01
+    summary["overall"]["delta"] -= 0.01
+    with pytest.raises(ContractError) as error:
+        mint_measured_comparison(exp, dataclasses.replace(analysis, summary=summary))
+    assert ("/overall/baseline", "measured_mean") in {(i.path, i.code) for i in error.value.issues}
+    other = experiment(2, 2, criticalDimensions=[], bootstrapSeed=5)
+    with pytest.raises(ContractError) as error:
+        mint_measured_comparison(other, analysis)
+    assert "execution_binding" in {i.code for i in error.value.issues}

@@ -557,16 +557,17 @@ def mint_measured_comparison(
     analysis = cells if isinstance(cells, ExperimentAnalysis) else analyze_cells(experiment, cells, context)
     if not analysis.complete:
         raise _incomplete(analysis)
+    # The cells and the experiment are parsed models already: pydantic keeps them as they
+    # are, and the comparison's own validators check every binding and the summary.
     measurements = [
-        {"baseline": pair.baseline.to_wire(), "candidate": pair.candidate.to_wire()}  # type: ignore[union-attr]
-        for pair in analysis.pairs
+        {"baseline": pair.baseline, "candidate": pair.candidate} for pair in analysis.pairs
     ]
     record_digest = canonical_digest(
         [[pair.baseline.digest, pair.candidate.digest] for pair in analysis.pairs]  # type: ignore[union-attr]
     )
     document: dict[str, Any] = {
         "kind": "agent-improvement-measured-comparison",
-        "experiment": experiment.to_wire(),
+        "experiment": experiment,
         "measurements": measurements,
         "overall": analysis.summary["overall"],
         "objectives": analysis.summary["objectives"],
@@ -587,4 +588,4 @@ def mint_measured_comparison(
     label = {k: v for k, v in (("label", context.label), ("rationale", context.rationale)) if v}
     if label:
         document["candidate"] = label
-    return AgentImprovementMeasuredComparison.parse_wire(document)
+    return AgentImprovementMeasuredComparison.model_validate(document, by_alias=True, by_name=False)
