@@ -84,6 +84,19 @@ def test_a_comparison_file_is_reported_and_rechecked(tmp_path: Path) -> None:
     assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
+def test_a_comparison_with_extreme_interval_bounds_still_renders(tmp_path: Path) -> None:
+    first = write_report(run_directory(tmp_path), tmp_path / "out")
+    assert first.comparison_path is not None
+    value = json.loads(first.comparison_path.read_text())
+    for estimate in [value["overall"], *value["objectives"]]:
+        if "confidenceInterval" in estimate:
+            estimate["confidenceInterval"].update(lower=-1.7976931348623157e308, upper=1.7976931348623157e308)
+    path = tmp_path / "extreme.json"
+    path.write_text(json.dumps(value))
+    page = write_report(path, tmp_path / "extreme").html_path.read_text()
+    assert page.count("<svg") == 3 and "inf" not in page.lower().replace("infinite", "")
+
+
 def test_every_document_string_is_escaped(tmp_path: Path) -> None:
     result = write_report(run_directory(tmp_path, complete=False, hostile=True), tmp_path / "out")
     page = result.html_path.read_text()

@@ -10,8 +10,9 @@ objective, every dimension, cost and latency with their paired-bootstrap interva
 accounting. Invalid captures and missing cells are counted and excluded.
 
 :func:`mint_measured_comparison` turns a complete analysis into the
-:class:`AgentImprovementMeasuredComparison` (validated by ``parse_wire``, so it passes
-``refine_measured_comparison_summary``). The contract requires every cell of both arms, so
+:class:`AgentImprovementMeasuredComparison`, validated by the contract's own model (so it
+passes ``refine_measured_comparison_summary`` and every binding check, and round-trips
+through ``parse_wire``). The contract requires every cell of both arms, so
 an incomplete suite (an invalid capture, a missing cell, a cell only retried) is refused
 with ``comparison_incomplete``; its analysis still says why.
 """

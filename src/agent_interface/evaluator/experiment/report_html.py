@@ -191,12 +191,13 @@ def _forest(rows: Sequence[tuple[str, dict[str, Any], bool]], unit: str, thresho
                                                       o["confidenceInterval"]["upper"], o["delta"])]
     if threshold is not None:
         bounds.append(threshold)
-    span = max(abs(min(bounds)), abs(max(bounds))) or 1.0
+    # A document's bounds are finite but may be huge: the axis stays finite.
+    span = min(max(abs(min(bounds)), abs(max(bounds))), 1e300) or 1.0
     span = _nice(span * 1.1)
     height = top + row_h * len(rows) + 34
 
-    def x(value: float) -> float:
-        return left + (value + span) / (2 * span) * plot
+    def x(value: float) -> float:  # clamped to the axis: a bound beyond it ends at its edge
+        return left + (min(max(value, -span), span) + span) / (2 * span) * plot
 
     parts = [f'<svg role="img" aria-label="{_e(unit)} deltas" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">']
