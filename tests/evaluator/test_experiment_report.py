@@ -5,6 +5,7 @@ and the ``experiment report`` command."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -130,6 +131,11 @@ def test_bad_run_directories_are_refused_naming_the_file(tmp_path: Path, monkeyp
     with pytest.raises(ContractError) as error:
         load_run_directory(directory)
     assert error.value.subject == "zz.json"
+    (directory / "cells" / "zz.json").unlink()
+    os.mkfifo(directory / "cells" / "zz.json")  # opening it would block
+    with pytest.raises(ContractError) as error:
+        load_run_directory(directory)
+    assert error.value.issues[0].code == "not_a_file"
     (directory / "cells" / "zz.json").unlink()
     monkeypatch.setattr(report_module, "MAX_DOCUMENT_BYTES", 1000)
     with pytest.raises(ContractError) as error:

@@ -22,7 +22,7 @@ from agent_interface.evaluator.experiment.report import write_report
 
 __all__ = ["cmd_experiment_report", "register"]
 
-_UNREADABLE = frozenset({"unreadable", "not_json", "document_too_large"})
+_UNREADABLE = frozenset({"unreadable", "not_json", "not_a_file", "document_too_large"})
 
 
 def _refused(args: argparse.Namespace, error: ContractError) -> int:

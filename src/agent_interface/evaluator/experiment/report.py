@@ -16,7 +16,7 @@ cells under its frozen policy gives other figures.
 
 :func:`write_report` writes ``OUT/comparison.json`` (canonical JSON) when the suite is
 complete, and ``OUT/report.html`` always. Every document is parsed by its wire model; a
-file over :data:`MAX_DOCUMENT_BYTES`, a non-JSON file or a refused document is a typed
+file over :data:`MAX_DOCUMENT_BYTES`, anything but a regular file, a non-JSON file or a refused document is a typed
 refusal naming the file.
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +86,10 @@ def _refuse(path: Path, code: str, message: str) -> ContractError:
 
 def _read_json(path: Path) -> Any:
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
+            raise _refuse(path, "not_a_file", "document is not a regular file")
+        size = status.st_size
         if size > MAX_DOCUMENT_BYTES:
             raise _refuse(path, "document_too_large", f"document is over {MAX_DOCUMENT_BYTES} bytes")
         with path.open("rb") as handle:
