@@ -270,7 +270,7 @@ def test_the_budget_and_context_are_accounted() -> None:
 def _decide(overall: tuple[float, float, float] | None, critical: list[CriticalDimension] | None = None, **policy: Any) -> str:
     exp = experiment(1, 3, **policy)
     inputs = DecisionInputs(
-        expected_pairs=3, productive_pairs=3, invalid_cells=0, missing_cells=0, overall=overall,
+        productive_pairs=3, invalid_cells=0, missing_cells=0, overall=overall,
         critical=critical or [], spend_usd=1,
     )
     outcome: str = decide(exp.policy, inputs)["outcome"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any, Literal
 
 import numpy as np
@@ -250,13 +251,8 @@ class _Estimator:
 
     def run(self) -> list[dict[str, Any]]:
         policy = self.policy
-        sizes: list[int] = []
-        for task_index, _, _ in self.pairs:
-            if sizes and self._last == task_index:
-                sizes[-1] += 1
-            else:
-                sizes.append(1)
-            self._last = task_index
+        # pairs come task-major: the run of each task index is that task's size
+        sizes = [len(list(run)) for _, run in groupby(task for task, _, _ in self.pairs)]
         deltas = np.array(
             [[c - b for b, c in zip(base, cand, strict=True)] for base, cand in self.columns],
             dtype=np.float64,
@@ -284,8 +280,6 @@ class _Estimator:
                 }
             )
         return estimates
-
-    _last: int = -1
 
 
 def _objectives(
@@ -472,7 +466,6 @@ def analyze_cells(
     decision = decide(
         policy,
         DecisionInputs(
-            expected_pairs=len(pairs),
             productive_pairs=len(productive),
             invalid_cells=invalid,
             missing_cells=missing,

@@ -41,7 +41,6 @@ class CriticalDimension:
 class DecisionInputs:
     """What the decision reads: counts, the overall interval, critical dimensions, spend."""
 
-    expected_pairs: int
     productive_pairs: int
     invalid_cells: int
     missing_cells: int
