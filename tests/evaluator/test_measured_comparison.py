@@ -318,3 +318,49 @@ def test_minting_runs_the_contract_check_on_the_summary() -> None:
     with pytest.raises(ContractError) as error:
         mint_measured_comparison(other, analysis)
     assert "execution_binding" in {i.code for i in error.value.issues}
+
+
+@FAST
+@given(st.sets(st.tuples(st.sampled_from(["baseline", "candidate"]), st.integers(0, 5)), max_size=5),
+       st.lists(st.tuples(unit, unit), min_size=6, max_size=6))
+def test_any_invalid_captures_are_counted_and_excluded(
+    broken: set[tuple[str, int]], pairs: list[tuple[float, float]]
+) -> None:
+    exp = experiment(3, 2, criticalDimensions=[])
+    records: list[Any] = []
+    for index, (b, c) in enumerate(pairs):
+        task, rep = divmod(index, 2)
+        for arm, score in (("baseline", b), ("candidate", c)):
+            records.append(
+                invalid(exp, arm, task, rep) if (arm, index) in broken
+                else cell(exp, arm, task, rep, score)
+            )
+    analysis = analyze_cells(exp, records)
+    kept = [i for i in range(6) if ("baseline", i) not in broken and ("candidate", i) not in broken]
+    counts = analysis.metadata["agentInterface"]["cells"]
+    assert (counts["invalidCapture"], counts["measured"], counts["productivePairs"]) == (
+        len(broken), 12 - len(broken), len(kept),
+    )
+    assert analysis.complete == (not broken)
+    if kept:
+        overall = analysis.summary["overall"]
+        assert overall["n"] == len(kept)
+        total = 0.0
+        for i in kept:
+            total += pairs[i][0]
+        assert overall["baseline"] == total / len(kept)
+    if broken:
+        assert analysis.summary["decision"]["outcome"] == "need_more_work"
+        with pytest.raises(ContractError) as error:
+            mint_measured_comparison(exp, analysis)
+        assert len(error.value.issues) == len(broken)
+
+
+@FAST
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(3, 20))
+def test_fewer_pairs_than_the_minimum_are_inconclusive(tasks: int, reps: int, minimum: int) -> None:
+    exp = experiment(tasks, reps, criticalDimensions=[], minProductiveRuns=minimum)
+    n = tasks * reps
+    value = mint_measured_comparison(exp, cells(exp, [0.0] * n, [1.0] * n)).to_wire()
+    assert value["power"]["sufficient"] == (n >= minimum)
+    assert value["decision"]["outcome"] == ("ship" if n >= minimum else "need_more_work")
