@@ -78,11 +78,14 @@ def test_a_comparison_file_is_reported_and_rechecked(tmp_path: Path) -> None:
     assert "estimates and the decision are identical" in second.html_path.read_text()
     tampered = json.loads(first.comparison_path.read_text())
     tampered["decision"] = {"outcome": "hold", "reasons": [HOSTILE], "contributingChecks": []}
+    tampered["diff"] = f"-old\n+new {HOSTILE}\n" * 2000
+    tampered["candidate"] = {"label": HOSTILE}
     path = tmp_path / "tampered.json"
     path.write_text(json.dumps(tampered))
     page = write_report(path, tmp_path / "third").html_path.read_text()
     assert "Warning: recomputing" in page
     assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "The change" in page and "more characters in comparison.json" in page
 
 
 def test_a_comparison_with_extreme_interval_bounds_still_renders(tmp_path: Path) -> None:

@@ -192,10 +192,13 @@ def report_view(
                 b_end if b_end == c_end else f"{b_end} / {c_end}",
             )
         )
+    label, diff = None, ""
     if comparison is not None:
         wire = comparison.to_wire()
         summary = {key: wire[key] for key in ("overall", "objectives", "decision", "power")}
-        evaluation, provenance = wire["evaluation"], wire["provenance"]
+        evaluation, provenance, diff = wire["evaluation"], wire["provenance"], comparison.diff
+        if comparison.candidate is not None:
+            label = comparison.candidate.label or comparison.candidate.rationale
     else:
         summary, evaluation, provenance = analysis.summary, analysis.accounting, None
     info = analysis.metadata["agentInterface"]
@@ -217,6 +220,8 @@ def report_view(
         provenance=provenance,
         notes=tuple(notes),
         published=comparison is not None,
+        label=label,
+        diff=diff,
     )
 
 

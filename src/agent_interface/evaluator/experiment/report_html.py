@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["CellRow", "InvalidRow", "ReportView", "render_report_html"]
+__all__ = ["MAX_DIFF_CHARS", "MAX_ROWS", "CellRow", "InvalidRow", "ReportView", "render_report_html"]
+
+MAX_DIFF_CHARS: Final = 20_000
+"""Characters of the comparison's ``diff`` shown in the page."""
 
 MAX_ROWS: Final = 1000
 """Paired rows shown in the page; the rest are counted (every row is in comparison.json)."""
@@ -66,6 +69,10 @@ class ReportView:
     provenance: dict[str, Any] | None = None
     notes: Sequence[str] = field(default=())
     published: bool = True
+    label: str | None = None
+    """The candidate's label or rationale, when the comparison names one."""
+    diff: str = ""
+    """The change, as the comparison states it (shown up to :data:`MAX_DIFF_CHARS`)."""
 
 
 def _e(value: object) -> str:
@@ -131,6 +138,8 @@ td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left}
 svg text{font:12.5px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;fill:#1d2330}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}dt{color:var(--muted)}
 dd{margin:0}
+pre.diff{white-space:pre-wrap;max-height:420px;overflow:auto;background:#fafbfd;padding:10px 12px;
+border:1px solid var(--line);border-radius:8px;margin:0}
 """
 
 
@@ -392,6 +401,22 @@ def _method(view: ReportView) -> str:
     return f'<section id="method"><h2>Method and provenance</h2><dl>{rows}</dl>{notes}</section>'
 
 
+def _change(view: ReportView) -> str:
+    if not view.diff and view.label is None:
+        return ""
+    label = f"<p>{_e(view.label)}</p>" if view.label is not None else ""
+    diff = ""
+    if view.diff:
+        shown = view.diff[:MAX_DIFF_CHARS]
+        cut = (
+            f'<p class="note">{len(view.diff) - len(shown)} more characters in comparison.json.</p>'
+            if len(view.diff) > len(shown)
+            else ""
+        )
+        diff = f'<pre class="mono diff">{_e(shown)}</pre>{cut}'
+    return f'<section id="change"><h2>The change</h2>{label}{diff}</section>'
+
+
 def render_report_html(view: ReportView) -> str:
     """The report page of ``view``: decision first, then estimates, cells, spend, captures."""
     head = (
@@ -412,4 +437,4 @@ def render_report_html(view: ReportView) -> str:
         if view.invalid
         else [_decision(view), _estimates(view), _rows(view), _spend(view), _invalid(view)]
     )
-    return "".join([head, intro, *sections, _method(view), "</main></body></html>\n"])
+    return "".join([head, intro, *sections, _change(view), _method(view), "</main></body></html>\n"])
