@@ -114,3 +114,22 @@ def test_minimum_detectable_delta_assumes_a_unit_score_spread_without_one() -> N
     assert assumed
     assert mde == pytest.approx((1.6448536269514722 + 0.8416212335729143) * ASSUMED_SCORE_SD / 4)
     assert math.isfinite(mde) and mde > 0
+
+
+@pytest.mark.parametrize("bound", [1, 2, 5, 7, 1000])
+def test_a_scalar_bound_draws_the_same_stream_as_an_array_of_it(bound: int) -> None:
+    """The equal-task-sizes path relies on it: the same numbers either way."""
+    scalar = np.random.Generator(np.random.PCG64(9)).integers(0, bound, size=5000)
+    array = np.random.Generator(np.random.PCG64(9)).integers(0, np.full(5000, bound))
+    assert (scalar == array).all()
+
+
+def test_the_resamples_are_the_documented_two_stage_draws() -> None:
+    deltas = np.arange(8, dtype=np.float64).reshape(-1, 1)
+    # tasks drawn for a block of resamples, then each drawn task's pairs (array bound)
+    generator = np.random.Generator(np.random.PCG64(3))
+    drawn = generator.integers(0, 2, size=(100, 2))  # one block of draws
+    flat = np.repeat(drawn.ravel(), 4)
+    pairs = np.array([0, 4])[flat] + generator.integers(0, np.full(flat.size, 4))
+    expected = deltas[pairs, 0].reshape(100, 8).mean(axis=1)
+    assert np.allclose(paired_bootstrap_means(deltas, [4, 4], 100, 3)[:, 0], expected)
