@@ -195,3 +195,19 @@ def test_the_page_renders_in_headless_chromium(tmp_path: Path) -> None:
         capture_output=True, timeout=120, check=True,
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_a_run_without_a_productive_pair_still_reports(tmp_path: Path) -> None:
+    exp = experiment(1, 2)
+    directory = tmp_path / "run"
+    (directory / "cells").mkdir(parents=True)
+    (directory / "experiment.json").write_text(json.dumps(exp.to_wire()))
+    (directory / "cells" / "a.json").write_text(json.dumps(invalid(exp, "baseline", 0, 0).to_wire()))
+    (directory / "cells" / "b.json").write_text(json.dumps(cell(exp, "candidate", 0, 0, 0.5).to_wire()))
+    result = write_report(directory, tmp_path / "out")
+    assert result.comparison is None
+    summary = result.analysis.summary
+    assert "overall" not in summary and "power" not in summary
+    assert "no paired run was measured on both arms" in summary["decision"]["reasons"]
+    page = result.html_path.read_text()
+    assert "Inconclusive" in page and "<svg" not in page
