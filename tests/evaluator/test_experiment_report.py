@@ -211,3 +211,33 @@ def test_a_run_without_a_productive_pair_still_reports(tmp_path: Path) -> None:
     assert "no paired run was measured on both arms" in summary["decision"]["reasons"]
     page = result.html_path.read_text()
     assert "Inconclusive" in page and "<svg" not in page
+
+
+def test_the_engine_layout_with_invalid_and_failed_folders(tmp_path: Path) -> None:
+    """As ``experiment run`` writes it: invalid captures wrapped in ``invalid/``, cells that
+    could not run in ``failed/`` (shown with their typed error, counted as missing)."""
+    exp = experiment(1, 3)
+    directory = tmp_path / "run"
+    for folder in ("cells", "invalid", "failed"):
+        (directory / folder).mkdir(parents=True)
+    (directory / "experiment.json").write_text(json.dumps(exp.to_wire()))
+    for rep in range(3):
+        (directory / "cells" / f"b{rep}.json").write_text(
+            json.dumps(cell(exp, "baseline", 0, rep, 0.4).to_wire()))
+    (directory / "cells" / "c0.json").write_text(json.dumps(cell(exp, "candidate", 0, 0, 0.6).to_wire()))
+    (directory / "invalid" / "c1.json").write_text(json.dumps({
+        "kind": "agent-interface.experiment-invalid-cell.v1", "executionId": "x",
+        "summary": {"arm": "candidate", "taskIndex": 0, "repetition": 1},
+        "invalidCapture": invalid(exp, "candidate", 0, 1).to_wire(),
+    }))
+    (directory / "failed" / "c2.json").write_text(json.dumps({
+        "kind": "agent-interface.experiment-failed-cell.v1", "executionId": "y",
+        "summary": {"arm": "candidate", "taskIndex": 0, "repetition": 2},
+        "error": {"path": "", "code": "workspace_unavailable", "message": f"no workspace {HOSTILE}"},
+    }))
+    result = write_report(directory, tmp_path / "out")
+    cells = result.analysis.metadata["agentInterface"]["cells"]
+    assert (cells["measured"], cells["invalidCapture"], cells["missing"]) == (4, 1, 1)
+    page = result.html_path.read_text()
+    assert "could not run: workspace_unavailable: no workspace &lt;script&gt;" in page
+    assert "<script" not in page

@@ -7,7 +7,12 @@ The run directory contract (what ``experiment run --out DIR`` writes and
 * ``DIR/cells/*.json``: one document per cell record, either a
   :class:`CandidateExecutionEvidence` (``kind`` ``agent-candidate-execution-evidence``)
   or a :class:`CandidateInvalidCapture` (``kind``
-  ``agent-interface.candidate-invalid-capture``); file names are free, order does not matter.
+  ``agent-interface.candidate-invalid-capture``); file names are free, order does not matter;
+* optionally, as the experiment engine writes them, ``DIR/invalid/*.json`` (``kind``
+  ``agent-interface.experiment-invalid-cell.v1``, the capture under ``invalidCapture``)
+  and ``DIR/failed/*.json`` (``agent-interface.experiment-failed-cell.v1``: a cell that
+  could not run, its typed ``error`` and its ``summary``); a failed cell is a missing cell,
+  shown with its error.
 
 A directory holding only ``comparison.json`` (an
 :class:`AgentImprovementMeasuredComparison`), or that file itself, is read as it stands;
@@ -25,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -57,6 +62,7 @@ from agent_interface.evaluator.experiment.report_html import (
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "ExperimentReport",
+    "failed_cells",
     "load_run_directory",
     "report_view",
     "write_report",
@@ -67,6 +73,8 @@ MAX_DOCUMENT_BYTES: Final = 256 * 1024 * 1024
 
 _EVIDENCE = "agent-candidate-execution-evidence"
 _INVALID = "agent-interface.candidate-invalid-capture"
+_INVALID_CELL = "agent-interface.experiment-invalid-cell.v1"
+_FAILED_CELL = "agent-interface.experiment-failed-cell.v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,14 +126,11 @@ def load_run_directory(directory: Path) -> tuple[AgentCandidateExperiment, list[
         directory / "experiment.json", AgentCandidateExperiment, _read_json(directory / "experiment.json")
     )
     records: list[CellRecord] = []
-    cells = directory / "cells"
-    names = sorted(os.listdir(cells)) if cells.is_dir() else []
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        path = cells / name
+    for path in _documents(directory, "cells", "invalid"):
         value = _read_json(path)
         kind = value.get("kind") if isinstance(value, dict) else None
+        if kind == _INVALID_CELL:
+            value, kind = value.get("invalidCapture"), _INVALID
         if kind == _EVIDENCE:
             records.append(_parse(path, CandidateExecutionEvidence, value))
         elif kind == _INVALID:
@@ -133,6 +138,38 @@ def load_run_directory(directory: Path) -> tuple[AgentCandidateExperiment, list[
         else:
             raise _refuse(path, "cell_kind", "cell document is neither execution evidence nor an invalid capture")
     return experiment, records
+
+
+def _documents(directory: Path, *folders: str) -> list[Path]:
+    paths: list[Path] = []
+    for folder in folders:
+        where = directory / folder
+        if where.is_dir():
+            paths += [where / name for name in sorted(os.listdir(where)) if name.endswith(".json")]
+    return paths
+
+
+def failed_cells(directory: Path) -> dict[tuple[str, int, int], str]:
+    """Why each cell in ``DIR/failed`` could not run, by ``(arm, task index, repetition)``
+    (for display only: such a cell is a missing cell). Unreadable files are skipped."""
+    reasons: dict[tuple[str, int, int], str] = {}
+    for path in _documents(directory, "failed"):
+        try:
+            value = _read_json(path)
+        except ContractError:
+            continue
+        if not isinstance(value, dict) or value.get("kind") != _FAILED_CELL:
+            continue
+        summary, error = value.get("summary"), value.get("error")
+        if not isinstance(summary, dict) or not isinstance(error, dict):
+            continue
+        key = (summary.get("arm"), summary.get("taskIndex"), summary.get("repetition"))
+        if isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], int):
+            reasons[(key[0], key[1], key[2])] = (
+                f"could not run: {str(error.get('code', 'error'))[:200]}: "
+                f"{str(error.get('message', ''))[:1000]}"
+            )
+    return reasons
 
 
 def _task_label(experiment: AgentCandidateExperiment, index: int) -> str:
@@ -154,8 +191,11 @@ def report_view(
     analysis: ExperimentAnalysis,
     comparison: AgentImprovementMeasuredComparison | None = None,
     notes: Sequence[str] = (),
+    failed: Mapping[tuple[str, int, int], str] | None = None,
 ) -> ReportView:
-    """What the page shows of ``analysis`` (or of ``comparison``'s own summary, when given)."""
+    """What the page shows of ``analysis`` (or of ``comparison``'s own summary, when given);
+    ``failed`` says why cells without a record could not run."""
+    failed = failed or {}
     experiment = analysis.experiment
     rows = []
     invalid = []
@@ -177,7 +217,7 @@ def report_view(
                         pair.repetition,
                         arm,
                         "everything" if record is None else ", ".join(record.missing),
-                        "no first-attempt record"
+                        failed.get((arm, pair.task_index, pair.repetition), "no first-attempt record")
                         if record is None
                         else "; ".join(f"{gap.code}: {gap.message}" for gap in record.reasons),
                     )
@@ -266,7 +306,8 @@ def _load(
         analysis = analyze_cells(experiment, records, context)
         if not analysis.complete:
             return None, analysis, []
-        return mint_measured_comparison(experiment, analysis, context), analysis, []
+        comparison = mint_measured_comparison(experiment, analysis, context)
+        return comparison, analysis, []
     file = path / "comparison.json" if path.is_dir() else path
     parsed = _parse(file, AgentImprovementMeasuredComparison, _read_json(file))
     return _from_comparison(parsed, context)
@@ -283,6 +324,7 @@ def write_report(
     comparison. Refuses unreadable or refused documents (typed, naming the file).
     """
     comparison, analysis, notes = _load(source, context)
+    failed = failed_cells(Path(source)) if isinstance(source, (str, Path)) and Path(source).is_dir() else {}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     comparison_path = None
@@ -290,5 +332,6 @@ def write_report(
         comparison_path = out / "comparison.json"
         _write(comparison_path, canonical_bytes(comparison.to_wire()))
     html_path = out / "report.html"
-    _write(html_path, render_report_html(report_view(analysis, comparison, notes)).encode("utf-8"))
+    page = render_report_html(report_view(analysis, comparison, notes, failed))
+    _write(html_path, page.encode("utf-8"))
     return ExperimentReport(comparison, analysis, comparison_path, html_path)
