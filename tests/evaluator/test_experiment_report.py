@@ -241,3 +241,19 @@ def test_the_engine_layout_with_invalid_and_failed_folders(tmp_path: Path) -> No
     page = result.html_path.read_text()
     assert "could not run: workspace_unavailable: no workspace &lt;script&gt;" in page
     assert "<script" not in page
+
+
+def test_a_cell_retried_to_a_later_attempt_is_explained(tmp_path: Path) -> None:
+    exp = experiment(1, 3, attempts=2)
+    directory = tmp_path / "run"
+    (directory / "cells").mkdir(parents=True)
+    (directory / "experiment.json").write_text(json.dumps(exp.to_wire()))
+    for rep in range(3):
+        for arm in ("baseline", "candidate"):
+            attempt = 2 if (arm, rep) == ("candidate", 1) else 1
+            record = cell(exp, arm, 0, rep, 0.5, attempt=attempt)
+            (directory / "cells" / f"{arm}{rep}.json").write_text(json.dumps(record.to_wire()))
+    result = write_report(directory, tmp_path / "out")
+    assert result.comparison is None
+    assert result.analysis.later_attempts == {(1, "candidate"): 2}
+    assert "only attempt 2 has a record" in result.html_path.read_text()

@@ -116,7 +116,8 @@ class ExperimentAnalysis:
 
     experiment: AgentCandidateExperiment
     pairs: tuple[PairedCell, ...]
-    retries: int
+    later_attempts: dict[tuple[int, str], int]
+    """``(pair index, arm)`` -> the highest later attempt recorded (never published)."""
     summary: dict[str, Any]
     accounting: dict[str, Any]
     metadata: dict[str, Any]
@@ -165,13 +166,13 @@ def _expected_cells(
 
 def _place(
     experiment: AgentCandidateExperiment, cells: Iterable[CellRecord]
-) -> tuple[list[dict[str, CellRecord]], int]:
+) -> tuple[list[dict[str, CellRecord]], dict[tuple[int, str], int]]:
     expected = _expected_cells(experiment)
     suite = experiment.benchmark.suite
     slots: list[dict[str, CellRecord]] = [{} for _ in range(len(suite.seeds))]
     seen: set[tuple[int, str, int]] = set()
     issues: list[ContractIssue] = []
-    retries = 0
+    later: dict[tuple[int, str], int] = {}
     for position, record in enumerate(cells):
         if isinstance(record, CandidateExecutionEvidence):
             # By the cell's material: parsing does not check a carried digest.
@@ -204,10 +205,10 @@ def _place(
         if attempt == 1:
             slots[index][arm] = record
         else:
-            retries += 1
+            later[(index, arm)] = max(attempt, later.get((index, arm), 0))
     if issues:
         raise ContractError(issues, subject="experiment cells")
-    return slots, retries
+    return slots, later
 
 
 def _sequential_sum(values: Iterable[float]) -> float:
@@ -437,7 +438,7 @@ def analyze_cells(
     statistics of the productive pairs; refuses (``cell_foreign``, ``cell_duplicate``)
     records that are not exactly one run cell of this experiment."""
     context = context or ComparisonContext()
-    slots, retries = _place(experiment, cells)
+    slots, later = _place(experiment, cells)
     suite = experiment.benchmark.suite
     pairs = tuple(
         PairedCell(
@@ -504,7 +505,7 @@ def analyze_cells(
             "measured": len(measured),
             "invalidCapture": invalid,
             "missing": missing,
-            "retried": retries,
+            "retried": len(later),
             "productivePairs": len(productive),
         },
         "tokens": {
@@ -518,7 +519,7 @@ def analyze_cells(
     if policy.budget_usd is not None:
         info["budgetUsd"] = policy.budget_usd
     metadata = {"agentInterface": info}
-    return ExperimentAnalysis(experiment, pairs, retries, summary, accounting, metadata)
+    return ExperimentAnalysis(experiment, pairs, later, summary, accounting, metadata)
 
 
 def _incomplete(analysis: ExperimentAnalysis) -> ContractError:

@@ -187,6 +187,14 @@ def _end(record: CellRecord | None) -> str:
     return termination.kind
 
 
+def _why_missing(analysis: ExperimentAnalysis, index: int, arm: str, failed: str | None) -> str:
+    later = analysis.later_attempts.get((index, arm))
+    if later is not None:
+        return (f"only attempt {later} has a record: a comparison publishes first attempts only"
+                + (f" ({failed})" if failed else ""))
+    return failed or "no first-attempt record"
+
+
 def report_view(
     analysis: ExperimentAnalysis,
     comparison: AgentImprovementMeasuredComparison | None = None,
@@ -199,7 +207,7 @@ def report_view(
     experiment = analysis.experiment
     rows = []
     invalid = []
-    for pair in analysis.pairs:
+    for index, pair in enumerate(analysis.pairs):
         values: dict[str, tuple[float | None, float | None, float | None]] = {}
         for arm in ("baseline", "candidate"):
             record = getattr(pair, arm)
@@ -217,7 +225,7 @@ def report_view(
                         pair.repetition,
                         arm,
                         "everything" if record is None else ", ".join(record.missing),
-                        failed.get((arm, pair.task_index, pair.repetition), "no first-attempt record")
+                        _why_missing(analysis, index, arm, failed.get((arm, pair.task_index, pair.repetition)))
                         if record is None
                         else "; ".join(f"{gap.code}: {gap.message}" for gap in record.reasons),
                     )
