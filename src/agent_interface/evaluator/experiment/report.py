@@ -92,7 +92,8 @@ def _refuse(path: Path, code: str, message: str) -> ContractError:
     return ContractError([ContractIssue("", code, message)], subject=path.name)
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path) -> tuple[bytes, Any]:
+    """The document's bytes (which ``parse_wire`` reads as JavaScript reads JSON) and value."""
     try:
         status = path.stat()
         if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
@@ -106,7 +107,7 @@ def _read_json(path: Path) -> Any:
         reason = error.strerror or type(error).__name__
         raise _refuse(path, "unreadable", f"cannot read the document ({reason})") from None
     try:
-        return json.loads(data)
+        return data, json.loads(data)
     except (ValueError, RecursionError):
         pass
     raise _refuse(path, "not_json", "document is not JSON")
@@ -122,19 +123,19 @@ def _parse(path: Path, model: Any, value: Any) -> Any:
 
 def load_run_directory(directory: Path) -> tuple[AgentCandidateExperiment, list[CellRecord]]:
     """The experiment and every cell record of a run directory (see the module docstring)."""
-    experiment = _parse(
-        directory / "experiment.json", AgentCandidateExperiment, _read_json(directory / "experiment.json")
-    )
+    path = directory / "experiment.json"
+    experiment = _parse(path, AgentCandidateExperiment, _read_json(path)[0])
     records: list[CellRecord] = []
     for path in _documents(directory, "cells", "invalid"):
-        value = _read_json(path)
+        data, value = _read_json(path)
         kind = value.get("kind") if isinstance(value, dict) else None
+        document: Any = data
         if kind == _INVALID_CELL:
-            value, kind = value.get("invalidCapture"), _INVALID
+            document, kind = value.get("invalidCapture"), _INVALID
         if kind == _EVIDENCE:
-            records.append(_parse(path, CandidateExecutionEvidence, value))
+            records.append(_parse(path, CandidateExecutionEvidence, document))
         elif kind == _INVALID:
-            records.append(_parse(path, CandidateInvalidCapture, value))
+            records.append(_parse(path, CandidateInvalidCapture, document))
         else:
             raise _refuse(path, "cell_kind", "cell document is neither execution evidence nor an invalid capture")
     return experiment, records
@@ -155,7 +156,7 @@ def failed_cells(directory: Path) -> dict[tuple[str, int, int], str]:
     reasons: dict[tuple[str, int, int], str] = {}
     for path in _documents(directory, "failed"):
         try:
-            value = _read_json(path)
+            _, value = _read_json(path)
         except ContractError:
             continue
         if not isinstance(value, dict) or value.get("kind") != _FAILED_CELL:
@@ -317,7 +318,7 @@ def _load(
         comparison = mint_measured_comparison(experiment, analysis, context)
         return comparison, analysis, []
     file = path / "comparison.json" if path.is_dir() else path
-    parsed = _parse(file, AgentImprovementMeasuredComparison, _read_json(file))
+    parsed = _parse(file, AgentImprovementMeasuredComparison, _read_json(file)[0])
     return _from_comparison(parsed, context)
 
 
