@@ -26,6 +26,7 @@ from agent_interface.cli.conventions import (
     CommandError,
     CommandParser,
     UsageError,
+    creation_reason,
     emit_json,
     report_command_error,
     unknown_schema,
@@ -93,7 +94,7 @@ def load_json(source: str) -> Any:
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def parse_json_bytes(data: bytes, source: str) -> Any:
@@ -106,12 +107,9 @@ def parse_json_bytes(data: bytes, source: str) -> Any:
     except RecursionError:
         raise Unreadable("json_invalid", "not valid JSON (nested too deeply)", document=source) from None
     except ValueError as exc:
-        # json's messages name a position, never the text.
-        reason = str(exc) if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) else "not valid JSON"
-        if isinstance(exc, UnicodeDecodeError):
-            reason = "not UTF-8"
-        elif not isinstance(exc, json.JSONDecodeError) and "byte order mark" in str(exc):
-            reason = "a byte order mark is not JSON"
+        # json's messages name a position, never the text; ours name the rule (a byte
+        # order mark, NaN or Infinity), once.
+        reason = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
         raise Unreadable("json_invalid", f"not valid JSON ({reason})", document=source) from None
 
 
@@ -282,8 +280,7 @@ def cmd_schema_export(args: argparse.Namespace) -> int:
     except FileExistsError:
         raise CommandError("not_a_directory", "exists and is not a directory", document=str(out)) from None
     except OSError as exc:
-        code, reason = _os_reason(exc)
-        raise CommandError(code, reason, document=str(out)) from None
+        raise CommandError("unwritable", creation_reason(exc), document=str(out)) from None
     written = []
     failure: OSError | None = None
     for name in wire_schemas():
