@@ -41,7 +41,7 @@ def directory_option(option: str, path: str | None) -> Path | None:
     it is not an existing directory."""
     if path is None:
         return None
-    if not Path(path).is_dir():
+    if not os.path.isdir(path):  # False, never OSError (a name too long, a loop)
         reason = "not found" if not os.path.lexists(path) else "not a directory"
         raise CommandError("not_a_directory", f"{option} {path}: {reason}", document=path)
     return Path(path)

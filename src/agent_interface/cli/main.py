@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -323,9 +324,9 @@ _EXPECTED = frozenset({"accepted", "refused"})
 
 def _manifest_rows(directory: Path) -> list[dict[str, Any]]:
     """One row per manifest entry; an entry that cannot be used carries ``problem``."""
-    if not directory.exists():
+    if not os.path.exists(directory):  # False, never OSError (a name too long, a loop)
         raise CommandError("directory_not_found", "directory not found", document=str(directory))
-    if not directory.is_dir():
+    if not os.path.isdir(directory):
         raise CommandError("not_a_directory", "not a directory", document=str(directory))
     rows: list[dict[str, Any]] = []
     for manifest in sorted(directory.rglob("manifest.json")):

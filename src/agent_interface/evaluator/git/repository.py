@@ -182,7 +182,7 @@ def locate_repository(repository: Path | str, read_config: ConfigReader) -> Repo
     # Absolute before anything runs: git runs in a scratch directory, where a path
     # relative to the caller's working directory would name nothing.
     root = Path(os.path.abspath(repository))
-    if not root.is_dir():
+    if not os.path.isdir(root):  # False, not OSError, for a name too long or a loop
         raise RepositoryUnavailable(f"{root}: not a directory")
     git_dir = _git_dir(root)
     common = git_dir
