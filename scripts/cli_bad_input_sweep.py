@@ -156,8 +156,12 @@ def _cases(root: Path, full: bool) -> Iterator[list[str]]:
             yield ["candidate", "receipt", path, "--context", files["context"], *flag]
             yield ["candidate", "receipt", files["bundle"], "--context", path, *flag]
             yield ["candidate", "materialize", path, "--repository", str(demo), "--into", fresh(), *flag]
-            yield ["task", "new", "--from", path, "--out", fresh() + ".json", *flag]
-            yield ["experiment", "new", "--suite", path, "--out", fresh() + ".json", *flag]
+            yield ["task", "new", "--benchmark", "b", "--scenario", "s", "--instruction-file", path,
+                   "--contains", "x", "--artifacts", fresh(), "--out", fresh() + ".json", *flag]
+            yield ["experiment", "new", "--baseline", path, "--candidate", files["bundle"], "--suite",
+                   files["suite"], "--task", files["task"], "--out", fresh() + ".json", *flag]
+            yield ["experiment", "new", "--baseline", files["bundle"], "--candidate", files["bundle"], "--suite",
+                   path, "--task", path, "--out", fresh() + ".json", *flag]
         for name, directory in dirs.items():
             yield ["schema", "export", directory, *flag]
             yield ["check", directory, *flag]
@@ -175,6 +179,19 @@ def _cases(root: Path, full: bool) -> Iterator[list[str]]:
         for word in ("nope", "HEAD~99", "-", "--", "a" * 300, "HEAD:../x", "refs/heads/../x", "main..HEAD"):
             yield ["candidate", "new", "--repository", str(demo), "--base", word, "--head", "HEAD",
                    "--entrypoint", "src/agent.py", "--out", fresh() + ".json", *flag]
+        for directory in dirs.values():
+            yield ["task", "new", "--benchmark", "b", "--scenario", "s", "--instruction", "i", "--contains", "x",
+                   "--artifacts", directory, "--out", fresh() + ".json", *flag]
+            yield ["task", "new", "--benchmark", "b", "--scenario", "s", "--instruction", "i", "--contains", "x",
+                   "--workspace", directory, "--artifacts", fresh(), "--out", fresh() + ".json", *flag]
+            yield ["task", "new", "--benchmark", "b", "--scenario", "s", "--instruction", "i", "--contains", "x",
+                   "--artifacts", fresh(), "--out", directory, *flag]
+        for option, value in (("--benchmark", ""), ("--scenario", "x" * 600), ("--max-bytes", "-1"),
+                              ("--timeout-ms", "0"), ("--max-output-bytes", "99999999999"), ("--contains", "")):
+            command = {"--benchmark": "b", "--scenario": "s"}
+            command[option] = value
+            yield ["task", "new", *[w for pair in command.items() for w in pair], "--instruction", "i",
+                   "--contains", "x", "--artifacts", fresh(), "--out", fresh() + ".json", *flag]
         for usage in (["--max-files", "0"], ["--max-file-mib", "-1"], ["--git-timeout", "nan"],
                       ["--git-timeout", "inf"], ["--max-blob-mib", "x"], ["--unknown"]):
             yield ["candidate", "materialize", files["bundle"], "--repository", str(demo), "--into", fresh(),
@@ -187,7 +204,7 @@ def _cases(root: Path, full: bool) -> Iterator[list[str]]:
     mutations = root / "mutations"
     mutations.mkdir()
     for name, document in [("bundle", bundle), ("task", task)]:
-        for index, (label, mutated) in enumerate(_mutations(document)):
+        for index, (_, mutated) in enumerate(_mutations(document)):
             if not full and index % 7:
                 continue
             path = mutations / f"{name}-{index}.json"
@@ -196,9 +213,11 @@ def _cases(root: Path, full: bool) -> Iterator[list[str]]:
                 yield ["candidate", "verify", str(path), "--json"]
             else:
                 yield ["validate", "--schema", "AgentCandidateBenchmarkTask", str(path), "--json"]
-                yield ["candidate", "run", files["bundle"], "--repository", str(demo), "--task", str(path),
-                       "--out", fresh(), "--json"] if index % 50 == 0 else ["task", "new", "--from", str(path),
-                                                                           "--out", fresh() + ".json", "--json"]
+                if index % 50 == 0:
+                    yield ["candidate", "run", files["bundle"], "--repository", str(demo), "--task", str(path),
+                           "--out", fresh(), "--json"]
+                yield ["experiment", "new", "--baseline", files["bundle"], "--candidate", files["bundle"],
+                       "--suite", files["suite"], "--task", str(path), "--out", fresh() + ".json", "--json"]
 
 
 def _run_in_process(args: list[str]) -> tuple[int | None, str, str, bool]:
@@ -256,11 +275,16 @@ def main() -> int:
                 problem = f"exit {code}"
             elif "--json" in args and "--help" not in args:
                 try:
-                    for line in out.splitlines() if "--jsonl" in args else [out]:
-                        json.loads(line)
+                    json.loads(out)
                 except ValueError:
-                    bad += 1
-                    problem = "not one JSON document"
+                    try:  # --jsonl: one document a line (an error is one document)
+                        if "--jsonl" not in args:
+                            raise
+                        for line in out.splitlines():
+                            json.loads(line)
+                    except ValueError:
+                        bad += 1
+                        problem = "not one JSON document"
             if problem is not None:
                 shown = [a if len(a) < 80 else a[:40] + "..." for a in args]
                 failures.append(f"{problem}: {' '.join(shown)}\n    {text.strip()[-400:] if options.verbose else text.strip()[:200]}")

@@ -1,4 +1,5 @@
-"""Candidate sub-commands: ``candidate verify`` and ``candidate receipt``.
+"""Candidate sub-commands: ``candidate verify`` and ``candidate receipt`` (``run`` and
+``materialize`` are in :mod:`.candidate_run`, ``new`` in :mod:`.authoring`).
 
 ``candidate verify BUNDLE.json [--repository PATH] [--artifacts DIR] [--json]`` runs the
 integrity verifier; ``candidate receipt RESULT.json --context CONTEXT.json`` mints the
@@ -131,7 +132,7 @@ def _no_receipt(args: argparse.Namespace, document: str, exc: ContractError) -> 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``candidate verify`` and ``candidate receipt`` to the main CLI."""
     candidate = subparsers.add_parser(
-        "candidate", help="verify candidate bundles and mint materialization receipts"
+        "candidate", help="build, verify, materialize and run candidate bundles; mint receipts"
     )
     actions = candidate.add_subparsers(dest="candidate_command", required=True, metavar="ACTION")
 
@@ -164,6 +165,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     receipt.set_defaults(handler=cmd_candidate_receipt)
 
-    from agent_interface.cli import candidate_run
+    from agent_interface.cli import authoring, candidate_run
 
     candidate_run.register(actions)
+    authoring.register_candidate_new(actions)

@@ -59,7 +59,12 @@ __all__ = [
 ]
 
 # Modules that add their own sub-commands with ``register(subparsers)``.
-_COMMAND_MODULES = ("agent_interface.cli.profile", "agent_interface.cli.kb", "agent_interface.cli.candidate")
+_COMMAND_MODULES = (
+    "agent_interface.cli.profile",
+    "agent_interface.cli.kb",
+    "agent_interface.cli.candidate",
+    "agent_interface.cli.authoring",
+)
 
 
 class Unreadable(CommandError):
@@ -435,6 +440,8 @@ _PLUGIN_OF = {
     "profile": "agent_interface.cli.profile",
     "kb": "agent_interface.cli.kb",
     "candidate": "agent_interface.cli.candidate",
+    "task": "agent_interface.cli.authoring",
+    "experiment": "agent_interface.cli.authoring",
 }
 
 
