@@ -207,3 +207,13 @@ def test_cli_refusals_name_the_field_and_errors_say_why(calc: Path, tmp_path: Pa
                  str(tmp_path / "t.json")])
     assert code == 2 and "--artifacts DIR" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "t.json").exists()
+
+
+def test_building_writes_nothing_into_the_repository(calc: Path) -> None:
+    before = (git(calc, "status", "--porcelain", "--ignored"), git(calc, "for-each-ref"),
+              sorted(str(p) for p in (calc / ".git").rglob("*")))
+    (CandidateBundleBuilder("calc").code_from_git(calc, base="HEAD~1", head="HEAD")
+     .entrypoint("agent.py", interpreter="python3").build())
+    after = (git(calc, "status", "--porcelain", "--ignored"), git(calc, "for-each-ref"),
+             sorted(str(p) for p in (calc / ".git").rglob("*")))
+    assert after == before

@@ -66,3 +66,4 @@ def test_an_invalid_capture_after_a_timeout_shows_the_termination(
     summary = json.loads(capsys.readouterr().out)
     assert code == 3 and summary["verdict"] == "invalid-capture" and summary["passed"] is False
     assert summary["termination"] == {"kind": "timeout", "timeoutMs": 1500}
+
