@@ -37,7 +37,8 @@ def test_the_leaf_commands_are_the_documented_ones() -> None:
     assert set(COMMANDS) == {
         "validate", "digest", "schema list", "schema export", "check", "measure",
         "profile digest", "kb compose", "candidate verify", "candidate receipt",
-        "candidate materialize", "candidate run", "experiment report",
+        "candidate materialize", "candidate run", "candidate new", "task new", "experiment new",
+        "experiment report",
     }
 
 

@@ -1,4 +1,5 @@
-"""Experiment sub-commands: ``experiment report`` (in :mod:`.experiment_report`).
+"""Experiment sub-commands: ``experiment new`` (in :mod:`.authoring`) and ``experiment report``
+(in :mod:`.experiment_report`).
 
 Each sub-command lives in a module of its own and adds itself to the ``experiment`` group
 through :func:`register`; ``experiment run`` and ``experiment new`` are added there too.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from agent_interface.cli import experiment_report
+from agent_interface.cli import authoring, experiment_report
 
 __all__ = ["register"]
 
@@ -19,5 +20,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "experiment", help="run a baseline against a candidate on a suite, and report it"
     )
     actions = group.add_subparsers(dest="experiment_command", required=True, metavar="ACTION")
-    # experiment run / experiment new: register them here, one module each.
+    # experiment run: register it here, in a module of its own.
+    authoring.register_experiment_new(actions)
     experiment_report.register(actions)

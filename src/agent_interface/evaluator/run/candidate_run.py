@@ -70,13 +70,17 @@ from agent_interface.candidate.tasks import (
     AgentCandidateBenchmarkTask,
 )
 from agent_interface.core.canonical import canonical_digest, sha256_bytes
-from agent_interface.core.errors import ContractError
+from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.core.model import WireModel
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.evidence import RunCapture, assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.run.output_directory import (
+    claim_output_directory,
+    publish_output_directory,
+)
 from agent_interface.evaluator.run.snapshot import unpack_snapshot
 from agent_interface.evaluator.run.write_atomic import write_json_atomic
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
@@ -89,6 +93,7 @@ from agent_interface.evaluator.verify.resolver import (
 
 __all__ = [
     "CandidateRunProgress",
+    "CandidateRunRefused",
     "CandidateRunResult",
     "fetch_artifact",
     "local_artifact_resolver",
@@ -123,8 +128,27 @@ class CandidateRunResult:
     invalid_capture: CandidateInvalidCapture | None
 
 
-def _refuse(pointer: str, code: str, message: str) -> ContractError:
-    return ContractError.single(pointer, code, message, subject="local candidate run")
+class CandidateRunRefused(ContractError):
+    """A run refused before or while staging: ``document`` names the input at fault
+    (``"bundle"``, ``"task"``, ``"out"``), so a caller can blame the right file."""
+
+    def __init__(self, document: str, pointer: str, code: str, message: str) -> None:
+        super().__init__([ContractIssue(pointer, code, message)], subject=f"local candidate run ({document})")
+        self.document = document
+
+
+def _refuse(pointer: str, code: str, message: str, document: str = "bundle") -> ContractError:
+    return CandidateRunRefused(document, pointer, code, message)
+
+
+def _task_artifact(artifact: Mapping[str, Any], resolver: ArtifactResolver, pointer: str, what: str) -> bytes:
+    """The bytes of an artifact the task names; a refusal blames the task and says which."""
+    try:
+        return _bytes_of(artifact, resolver, pointer)
+    except ContractError as error:
+        issue = error.issues[0]
+        detail = f"{what} ({artifact.get('sha256')}): {issue.message}"
+        raise CandidateRunRefused("task", pointer, issue.code, detail) from None
 
 
 class _LocalFiles:
@@ -166,11 +190,14 @@ def _bytes_of(artifact: Mapping[str, Any], resolver: ArtifactResolver, pointer: 
         data = base64.b64decode(artifact["content"])
     else:
         locator = artifact["locator"]
-        data = resolver.fetch(ArtifactRequest(
-            pointer=pointer, kind=locator["kind"],
-            locator={k: str(v) for k, v in locator.items() if k != "kind"},
-            sha256=artifact["sha256"], byte_length=artifact["byteLength"],
-        ))
+        try:
+            data = resolver.fetch(ArtifactRequest(
+                pointer=pointer, kind=locator["kind"],
+                locator={k: str(v) for k, v in locator.items() if k != "kind"},
+                sha256=artifact["sha256"], byte_length=artifact["byteLength"],
+            ))
+        except ResolutionRefused as error:  # its issue has no pointer: give it the artifact's
+            raise _refuse(pointer, error.code, error.reason) from None
     if len(data) != artifact["byteLength"] or sha256_bytes(data) != artifact["sha256"]:
         raise _refuse(pointer, "artifact_mismatch", "the artifact bytes are not the declared ones")
     return data
@@ -211,10 +238,10 @@ def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask) 
                       "the local evaluator runs host executables, not the container the bundle pins")
     if task.evaluator_task_container is not None:
         raise _refuse("/evaluatorTaskContainer", "container_unavailable",
-                      "the local evaluator runs host executables, not the container the task selects")
+                      "the local evaluator runs host executables, not the container the task selects", "task")
     if task.outcome.kind != "output":
         raise _refuse("/outcome/kind", "outcome_unsupported",
-                      "the local evaluator captures output outcomes (standard output) only")
+                      "the local evaluator captures output outcomes (standard output) only", "task")
     if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
         raise _refuse("/execution/launch/interpreter", "executable_unavailable",
                       "the local evaluator launches entrypoints through a host interpreter only")
@@ -229,7 +256,8 @@ async def _stage(environment: Any, plan: AgentCandidateExecutionPlanEvidence, bu
         snapshots.append(("/execution/workspace", material.workspaces.candidate_root,
                           material.candidate_workspace.to_wire()))
     for index, (pointer, root, evidence) in enumerate(snapshots):
-        archive = _bytes_of(evidence["archive"], resolver, pointer + "/archive")
+        archive = (_task_artifact(evidence["archive"], resolver, pointer + "/archive", "the task's workspace archive")
+                   if pointer == "/workspace" else _bytes_of(evidence["archive"], resolver, pointer + "/archive"))
         target = scratch / f"snapshot-{index}"
         target.mkdir()
         for entry in unpack_snapshot(evidence["material"], archive, target, pointer=pointer):
@@ -323,16 +351,16 @@ async def run_candidate_async(
     ``model`` to :class:`.EchoModel`; ``cancel``, once set, ends the process as cancelled.
     Refusals raise ``ContractError`` (``CandidateVerificationRefused`` for the bundle).
     """
-    target = Path(out)
-    if target.exists():
-        raise _refuse("/out", "output_exists", "the output directory must not exist yet")
-    task.verify_digest()
+    try:
+        task.verify_digest()
+    except ContractError as error:
+        issue = error.issues[0]
+        raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
     if suite is None:
         suite = AgentCandidateBenchmarkSuite.seal({"kind": "agent-candidate-benchmark-suite",
                                                    "digestAlgorithm": "rfc8785-sha256",
                                                    "taskDigests": [task.digest], "reps": 1, "seeds": [0]})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    work = claim_output_directory(out, pointer="/out", may_exist_empty=False)
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
     provider: LocalExactProcessProvider | None = None
     try:
@@ -349,8 +377,13 @@ async def run_candidate_async(
         parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
         _preflight(parsed, task)
         grader = task.grader
-        checks = parse_output_checks(grader.name, grader.version,
-                                     _bytes_of(grader.artifact.to_wire(), resolver, "/grader/artifact"))
+        grader_bytes = _task_artifact(grader.artifact.to_wire(), resolver, "/grader/artifact",
+                                      f"the task's grader {grader.name} {grader.version}")
+        try:
+            checks = parse_output_checks(grader.name, grader.version, grader_bytes)
+        except ContractError as error:
+            issue = error.issues[0]
+            raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
         executable = _host_executable(parsed)
         (scratch / "model").mkdir(mode=0o711)
         provider = LocalExactProcessProvider(
@@ -414,7 +447,7 @@ async def run_candidate_async(
             write_json_atomic(work / "invalid-capture.json", outcome.to_wire())
         else:
             write_json_atomic(work / "run-receipt.json", outcome.to_wire())
-        os.rename(work, target)
+        target = publish_output_directory(work, out, pointer="/out")
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -196,7 +196,7 @@ def assemble_run(
                     "artifact": output.to_wire()},
     })
     grading_started = max(_now_ms(), capture.ended_at_ms)
-    grade = grade_output(checks, capture.stdout)
+    grade = grade_output(checks, capture.stdout, capture.termination)
     grading_ended = max(_now_ms(), grading_started)
     zero = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "reasoningTokens": 0,
             "modelCalls": 0, "costUsdNanos": 0, "costProvenance": "observed"}
