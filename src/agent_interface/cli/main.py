@@ -57,7 +57,12 @@ __all__ = [
 ]
 
 # Modules that add their own sub-commands with ``register(subparsers)``.
-_COMMAND_MODULES = ("agent_interface.cli.profile", "agent_interface.cli.kb", "agent_interface.cli.candidate")
+_COMMAND_MODULES = (
+    "agent_interface.cli.profile",
+    "agent_interface.cli.kb",
+    "agent_interface.cli.candidate",
+    "agent_interface.cli.experiment",
+)
 
 
 class Unreadable(CommandError):
@@ -437,6 +442,7 @@ _PLUGIN_OF = {
     "profile": "agent_interface.cli.profile",
     "kb": "agent_interface.cli.kb",
     "candidate": "agent_interface.cli.candidate",
+    "experiment": "agent_interface.cli.experiment",
 }
 
 

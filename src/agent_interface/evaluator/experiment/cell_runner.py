@@ -82,7 +82,7 @@ from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
-__all__ = ["ExactProcessCellRunner", "ProviderFactory", "ProviderRequest", "host_provider"]
+__all__ = ["ExactProcessCellRunner", "ProviderFactory", "ProviderRequest", "check_experiment_inputs", "host_provider"]
 
 _LIFETIME_GRACE_MS: Final = 120_000
 _INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
@@ -291,3 +291,54 @@ class ExactProcessCellRunner:
             gaps.append(gap.gap())
             return None
         return GradedOutcome(outcome=outcome, grade=grade, started_at_ms=started, ended_at_ms=ended)
+
+
+def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Path | None) -> None:
+    """Refuse, before any cell runs, what no cell of ``experiment`` could run here: a bundle
+    that pins a container or a task that selects one (the host provider runs host
+    executables), an entrypoint without interpreter, a launch executable not on this
+    host, a grader this evaluator does not run or whose artifact is unavailable, and a
+    workspace task whose snapshot is not its repository's base tree."""
+    resolver = local_artifact_resolver(artifacts)
+    for arm in ("baseline", "candidate"):
+        bundle = getattr(experiment, arm)
+        pointer = f"/{arm}/execution"
+        if bundle.execution.environment.kind == "pinned-container":
+            raise ContractError.single(pointer + "/environment", "container_unavailable",
+                                       "the host provider runs host executables, not the container the bundle pins",
+                                       subject="experiment")
+        if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
+            raise ContractError.single(pointer + "/launch/interpreter", "executable_unavailable",
+                                       "entrypoints run through a host interpreter only", subject="experiment")
+        host_executable(bundle)
+    for index, task in enumerate(experiment.benchmark.tasks):
+        pointer = f"/benchmark/tasks/{index}"
+        if task.evaluator_task_container is not None:
+            raise ContractError.single(pointer + "/evaluatorTaskContainer", "container_unavailable",
+                                       "the host provider runs host executables, not the task's container",
+                                       subject="experiment")
+        data = artifact_bytes(task.grader.artifact.to_wire(), resolver, pointer + "/grader/artifact")
+        if task.outcome.kind == "output":
+            parse_output_checks(task.grader.name, task.grader.version, data)
+            continue
+        parse_workspace_grader(task.grader.name, task.grader.version, data)
+        _check_base_tree(task, resolver, pointer)
+
+
+def _check_base_tree(task: Any, resolver: Any, pointer: str) -> None:
+    from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+    from agent_interface.evaluator.run.snapshot import unpack_snapshot
+
+    repository = task.repository
+    evidence = task.workspace.to_wire()
+    scratch = Path(tempfile.mkdtemp(prefix="agent-interface-base-"))
+    try:
+        archive = artifact_bytes(evidence["archive"], resolver, pointer + "/workspace/archive")
+        unpack_snapshot(evidence["material"], archive, scratch, pointer=pointer + "/workspace")
+        object_format = "sha1" if len(repository.base_commit) == 40 else "sha256"
+        if git_tree_id_of_directory(scratch, object_format) != repository.base_tree:
+            raise ContractError.single(pointer + "/workspace", "workspace_base_mismatch",
+                                       "the task workspace snapshot is not its repository's base tree",
+                                       subject="experiment")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
