@@ -134,8 +134,13 @@ def bundle(code: dict[str, Any], files: dict[str, bytes]) -> dict[str, Any]:
     })
 
 
-def make(out: Path, reps: int = 1, grader_timeout_ms: int = 30_000) -> dict[str, Path]:
-    """Write the example into ``out`` (created); the paths of what a run needs."""
+def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, baseline_agent: str | None = None,
+         retry: dict[str, Any] | None = None) -> dict[str, Path]:
+    """Write the example into ``out`` (created); the paths of what a run needs.
+
+    Tests vary it: ``grader`` replaces the grader's command (name, executable, args,
+    timeoutMs) or document keys, ``baseline_agent`` the baseline's ``agent.py``, ``retry``
+    the task's attempt policy."""
     out.mkdir(parents=True, exist_ok=True)
     for name in ("calc", "agent", "agent.git", "artifacts"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -145,7 +150,7 @@ def make(out: Path, reps: int = 1, grader_timeout_ms: int = 30_000) -> dict[str,
     git(calc, "init", "-q")
     calc_commit, calc_tree = commit(calc, CALC, "calc with a bug")
     git(agent, "init", "-q")
-    buggy = {"agent.py": (AGENT % "*").encode()}
+    buggy = {"agent.py": (baseline_agent or AGENT % "*").encode()}
     base_commit, base_tree = commit(agent, buggy, "agent")
     fixed = {"agent.py": (AGENT % "+").encode()}
     _, candidate_tree = commit(agent, fixed, "fix: add, not multiply")
@@ -158,12 +163,13 @@ def make(out: Path, reps: int = 1, grader_timeout_ms: int = 30_000) -> dict[str,
                         "baseTree": base_tree, "candidateTree": candidate_tree,
                         "patch": {"format": "git-diff-binary", "artifact": embedded(patch)}}, fixed)
     python = os.path.realpath(shutil.which("python3") or "/usr/bin/python3")
-    grader = json.dumps({"kind": "agent-interface.workspace-command.v1", "commands": [
-        {"name": "tests", "executable": python, "args": ["-E", "-S", "-B", "test_calc.py"],
-         "timeoutMs": grader_timeout_ms}], "restore": ["test_calc.py"], "maxOutputBytes": 65536},
-        sort_keys=True).encode()
+    document: dict[str, Any] = {"kind": "agent-interface.workspace-command.v1", "commands": [
+        {"name": "tests", "executable": python, "args": ["-E", "-S", "-B", "test_calc.py"], "timeoutMs": 30_000}],
+        "restore": ["test_calc.py"], "maxOutputBytes": 65536}
+    document.update(grader or {})
+    grader_bytes = json.dumps(document, sort_keys=True).encode()
     (out / "artifacts").mkdir()
-    (out / "artifacts" / cid(grader)).write_bytes(grader)
+    (out / "artifacts" / cid(grader_bytes)).write_bytes(grader_bytes)
     task = sealed({
         "kind": "agent-candidate-benchmark-task", "digestAlgorithm": "rfc8785-sha256",
         "benchmark": {"name": "calc-bench", "version": "1", "splitDigest": sha256(b"calc held-out split")},
@@ -174,11 +180,11 @@ def make(out: Path, reps: int = 1, grader_timeout_ms: int = 30_000) -> dict[str,
         "outcome": {"kind": "workspace"},
         "workspace": snapshot(CALC),
         "grader": {"name": "agent-interface/workspace-command", "version": "1", "format": "tangle-grader",
-                   "artifact": {"locator": {"kind": "ipfs", "cid": cid(grader)}, "sha256": sha256(grader),
-                                "byteLength": len(grader)}},
+                   "artifact": {"locator": {"kind": "ipfs", "cid": cid(grader_bytes)},
+                                "sha256": sha256(grader_bytes), "byteLength": len(grader_bytes)}},
         "model": {"requested": "demo-model", "provider": "local", "model": "echo", "snapshot": "echo-1",
                   "reasoningEffort": "low"},
-        "attempt": {"maxAttempts": 1, "retryPolicy": "none"},
+        "attempt": retry or {"maxAttempts": 1, "retryPolicy": "none"},
         "limits": {"timeoutMs": 60000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10000,
                    "maxOutputTokens": 10000, "maxTotalTokens": 20000, "maxCostUsd": 0},
     })
