@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 
-from agent_interface.candidate.experiment import AgentCandidateExperiment, CandidateExecutionEvidence
+from agent_interface.candidate.experiment import (
+    AgentCandidateExperiment,
+    CandidateExecutionEvidence,
+)
 from agent_interface.cli.main import main
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.engine import ExperimentRunOptions, run_experiment
 from agent_interface.evaluator.experiment.ledger import RunDirectory
-from tests.evaluator.experiment.helpers import cli_args, make, needs_exact_process, results
+from tests.evaluator.experiment.helpers import cli_args, make, needs_exact_process
 
 pytestmark = needs_exact_process
 

@@ -16,6 +16,7 @@ provider, the executables the cells launch.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -65,6 +66,19 @@ class RayCellExecutor:
         self._ray.shutdown()
 
 
+def _reachable(address: str) -> bool:
+    """Whether ``host:port`` (or ``ray://host:port``) accepts a TCP connection within 5 s (Ray
+    itself retries an unreachable cluster for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return True  # "auto" and the like: Ray finds the cluster itself
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
 def ray_executor(address: str | None, context: CellContext) -> RayCellExecutor:
     """Connect to the Ray cluster at ``address`` (``None``: Ray's own default).
 
@@ -76,8 +90,14 @@ def ray_executor(address: str | None, context: CellContext) -> RayCellExecutor:
         raise ContractError.single("/engine", "ray_unavailable",
                                    "the ray engine needs ray: pip install 'agent-interface[ray]'",
                                    subject="experiment engine") from None
+    if address is not None and not _reachable(address):
+        raise ContractError.single("/address", "ray_unreachable", "the Ray cluster cannot be reached",
+                                   subject="experiment engine")
     try:
-        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True, configure_logging=False)
+        options: dict[str, Any] = {}
+        if address is not None and address.split(":", 1)[0] in ("127.0.0.1", "localhost"):
+            options["_node_ip_address"] = "127.0.0.1"  # a loopback cluster: this driver is on its node
+        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True, configure_logging=False, **options)
     except Exception:  # ray raises ConnectionError, RuntimeError, ValueError...
         raise ContractError.single("/address", "ray_unreachable", "the Ray cluster cannot be reached",
                                    subject="experiment engine") from None
