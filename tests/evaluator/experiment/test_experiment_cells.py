@@ -137,3 +137,29 @@ def test_attempts_are_counted_under_the_retry_policy(tmp_path: Path) -> None:
     assert summary.counts["failed"] == 2
     failed = json.loads((tmp_path / "run-single" / "failed" / "baseline-t0000-r0000.json").read_bytes())
     assert failed["error"]["code"] == "environment_unavailable"
+
+
+@needs_exact_process
+def test_an_output_task_is_graded_by_the_output_checks(tmp_path: Path) -> None:
+    import subprocess
+
+    from agent_interface.core.canonical import canonical_digest
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "candidate"
+    clone = tmp_path / "demo"
+    subprocess.run(["git", "clone", "-q", str(example / "repository.bundle"), str(clone)], check=True)
+    bundle = json.loads((example / "bundle.json").read_bytes())
+    material = {"kind": "agent-candidate-experiment", "digestAlgorithm": "rfc8785-sha256",
+                "baseline": bundle, "candidate": bundle, "candidateLineage": {"source": "human"},
+                "benchmark": {"suite": json.loads((example / "suite.json").read_bytes()),
+                              "tasks": [json.loads((example / "task.json").read_bytes())]},
+                "policy": {"confidenceLevel": 0.95, "resamples": 2000, "bootstrapSeed": 1, "deltaThreshold": 0,
+                           "minProductiveRuns": 3, "budgetUsd": 1, "criticalDimensions": [],
+                           "regressionTolerance": 0.05}}
+    experiment = {**material, "digest": canonical_digest(material)}
+    summary = run_experiment(json.dumps(experiment).encode(), ExperimentRunOptions(
+        out=tmp_path / "run", repository=clone, artifacts=example / "artifacts"))
+    assert summary.counts["done"] == 2, summary
+    for cell in results(tmp_path / "run")["cells"]:
+        assert cell["score"] == 1.0 and cell["passed"] is True
+        assert [d["name"] for d in cell["dimensions"]] == ["asked-the-model", "greets", "one-line"]
