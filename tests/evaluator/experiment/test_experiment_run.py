@@ -150,3 +150,24 @@ def test_a_workspace_snapshot_that_is_not_the_base_tree_is_refused(tmp_path: Pat
 
     issue = refusal(tmp_path, capsys, change)
     assert issue["code"] == "workspace_base_mismatch" and issue["path"] == "/benchmark/tasks/0/workspace"
+
+
+def test_the_progress_bar_draws_done_running_invalid_failed_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from agent_interface.cli.experiment import _ProgressBar
+    from agent_interface.evaluator.experiment.engine import ExperimentProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    bar = _ProgressBar(True)
+    bar(ExperimentProgress(total=4, done=1, invalid=1, failed=0, running=2, elapsed_s=3.0, eta_s=6.0))
+    bar.finish()
+    drawn = terminal.getvalue()
+    assert "2/4" in drawn and "running 2" in drawn and "invalid 1" in drawn and "failed 0" in drawn
+    assert "eta 6s" in drawn
