@@ -163,3 +163,19 @@ def test_an_output_task_is_graded_by_the_output_checks(tmp_path: Path) -> None:
     for cell in results(tmp_path / "run")["cells"]:
         assert cell["score"] == 1.0 and cell["passed"] is True
         assert [d["name"] for d in cell["dimensions"]] == ["asked-the-model", "greets", "one-line"]
+
+
+SILENT = """import sys
+sys.stdin.read()
+with open("calc.py", "w") as f:
+    f.write("def add(a, b):\\n    return a + b\\n")
+"""
+
+
+@needs_exact_process
+def test_a_run_without_model_calls_is_invalid_and_neither_captured_nor_graded(tmp_path: Path) -> None:
+    paths = make(tmp_path / "example", baseline_agent=SILENT)
+    summary = run(paths, tmp_path / "run")
+    assert summary.counts["invalid"] == 1 and summary.counts["done"] == 1
+    capture = invalid(tmp_path / "run", "baseline-t0000-r0000")
+    assert [reason.code for reason in capture.reasons] == ["no_model_calls"]

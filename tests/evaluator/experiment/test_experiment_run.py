@@ -171,3 +171,19 @@ def test_the_progress_bar_draws_done_running_invalid_failed_and_eta(monkeypatch:
     drawn = terminal.getvalue()
     assert "2/4" in drawn and "running 2" in drawn and "invalid 1" in drawn and "failed 0" in drawn
     assert "eta 6s" in drawn
+
+
+def test_a_missing_repository_or_unreadable_experiment_is_not_run(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    paths = make(tmp_path / "example")
+    args = cli_args(paths, tmp_path / "run")
+    args[args.index("--repository") + 1] = str(tmp_path / "nowhere")
+    code, summary = run_json(args, capsys)
+    assert code == 2 and summary["issues"][0]["code"] == "not_a_directory"
+    (tmp_path / "broken.json").write_text("{")
+    code, summary = run_json(["experiment", "run", str(tmp_path / "broken.json"), "--out", str(tmp_path / "run"),
+                              "--json"], capsys)
+    assert code == 2 and summary["issues"][0]["code"] == "json_invalid"
+    code, summary = run_json(cli_args(paths, tmp_path / "run", "--address", "127.0.0.1:1"), capsys)
+    assert code == 2 and summary["verdict"] == "usage"
+    assert not (tmp_path / "run").exists()

@@ -77,7 +77,7 @@ from agent_interface.evaluator.run.attempt import (
     system_prompt,
 )
 from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
-from agent_interface.evaluator.run.evidence import GradedOutcome, assemble_run
+from agent_interface.evaluator.run.evidence import GradedOutcome, assemble_run, capture_gaps
 from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
@@ -227,7 +227,7 @@ class ExactProcessCellRunner:
                                                task.limits.timeout_ms, None, None)
                 calls[0] = len(capture.calls)
                 capture.provider, capture.environment_id = provider.name, environment.id
-                if workspace:
+                if workspace and not capture_gaps(capture, task):  # an invalid run is neither captured nor graded
                     (scratch / "result").mkdir()
                     try:
                         result_files = await read_workspace(

@@ -198,9 +198,8 @@ def assemble_run(
     material = plan.material
     trace = store.put(_trace(capture, plan))
     executor = store.put(_executor_capture(capture, store))
-    caller_gaps = [dict(gap) for gap in gaps]
-    gaps = [*capture_gaps(capture, task), *caller_gaps]
-    if graded is None and task.outcome.kind != "output" and not caller_gaps:
+    gaps = [*capture_gaps(capture, task), *(dict(gap) for gap in gaps)]
+    if graded is None and task.outcome.kind != "output" and not gaps:
         gaps.append({"evidence": "taskOutcome", "code": "workspace_capture_failed",
                      "message": "no workspace outcome was captured"})
     if gaps:
