@@ -272,14 +272,17 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
         options.progress(ExperimentProgress(total, counts["done"], counts["invalid"], counts["failed"],
                                             len(in_flight), elapsed, eta))
 
+    executor: CellExecutor = _NoExecutor()
     if options.engine == "ray":
-        from agent_interface.evaluator.experiment.ray_engine import ray_executor
-
-        executor: CellExecutor = ray_executor(options.address, context)
         width = options.workers
+        if pending:
+            from agent_interface.evaluator.experiment.ray_engine import ray_executor
+
+            executor = ray_executor(options.address, context)
     else:
         width = max(1, min(options.workers, max_local_workers()))
-        executor = LocalCellExecutor(context, width) if pending else _NoExecutor()
+        if pending:
+            executor = LocalCellExecutor(context, width)
     try:
         report()
         while pending or in_flight:
