@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_interface.core.canonical import canonical_bytes, canonical_digest
+from agent_interface.evaluator.images.host_image import program_python
 
 ENV = {
     **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
@@ -162,7 +163,7 @@ def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, base
     candidate = bundle({"kind": "git-patch", "repository": repository, "baseCommit": base_commit,
                         "baseTree": base_tree, "candidateTree": candidate_tree,
                         "patch": {"format": "git-diff-binary", "artifact": embedded(patch)}}, fixed)
-    python = os.path.realpath(shutil.which("python3") or "/usr/bin/python3")
+    python = program_python()  # one that the programs' own user can execute
     document: dict[str, Any] = {"kind": "agent-interface.workspace-command.v1", "commands": [
         {"name": "tests", "executable": python, "args": ["-E", "-S", "-B", "test_calc.py"], "timeoutMs": 30_000}],
         "restore": ["test_calc.py"], "maxOutputBytes": 65536}

@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide"
 ALL_PAGES = sorted(GUIDE.glob("*.md"))
 # Pages whose blocks write files run in a scratch directory by their own test.
-OWN_RUNNER = {"candidates.md": "tests/examples/test_candidates_guide.py"}
+OWN_RUNNER = {
+    "candidates.md": "tests/examples/test_candidates_guide.py",
+    "experiments-statistics.md": "tests/examples/test_statistics_guide.py",
+}
 PAGES = [page for page in ALL_PAGES if page.name not in OWN_RUNNER]
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_interface.evaluator.images.host_image import program_python
 from agent_interface.evaluator.process.isolation import detect_local_isolation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -20,7 +19,7 @@ assert _SPEC is not None and _SPEC.loader is not None
 make_experiment = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(make_experiment)
 
-PYTHON = os.path.realpath(shutil.which("python3") or "/usr/bin/python3")
+PYTHON = program_python()
 
 needs_exact_process = pytest.mark.skipif(
     not asyncio.run(detect_local_isolation()).blocks_egress, reason="no network namespace on this host"

@@ -27,9 +27,7 @@ container provider plugs in the same way.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -66,6 +64,7 @@ from agent_interface.evaluator.experiment.workspace_outcome import (
     restore_profile_paths,
     workspace_outcome,
 )
+from agent_interface.evaluator.images.host_image import program_python
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.attempt import (
     artifact_bytes,
@@ -146,7 +145,7 @@ class ExactProcessCellRunner:
         self.model = model
         self.resources = _resources(resources)
         self.workspace_limits = workspace_limits or WorkspaceLimits()
-        self.python = python or os.path.realpath(sys.executable)
+        self.python = python or program_python()
         self.scratch = scratch
 
     async def run(self, request: CellRequest) -> CellOutcome:
