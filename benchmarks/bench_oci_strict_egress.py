@@ -21,7 +21,6 @@ client itself); ``RUNS`` runs per path, interleaved. Nothing leaves the machine.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import shutil
@@ -33,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.evaluator.egress_fixtures import (  # noqa: E402
+from tests.evaluator.egress_fixtures import (
     HOST_V4,
     PUBLIC_FOR_TESTS,
     EchoHost,
@@ -43,7 +42,7 @@ from tests.evaluator.egress_fixtures import (  # noqa: E402
     netns_unavailable,
     new_netns,
 )
-from tests.evaluator.oci_runtime_fixtures import (  # noqa: E402
+from tests.evaluator.oci_runtime_fixtures import (
     ID_BASE,
     DictImageSource,
     build_image,
@@ -216,5 +215,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    asyncio.set_event_loop_policy(None)
     sys.exit(main())
