@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from agent_interface.conformance import run_exact_process_conformance
+from agent_interface.conformance.exact_process import EXACT_PROCESS_CHECKS
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.container import host_probe
 from agent_interface.evaluator.container.network_namespace import namespace_identity
@@ -26,6 +28,7 @@ from agent_interface.evaluator.container.oci_environment import OciExactProcessE
 from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider
 from agent_interface.evaluator.images.image_root import ImageRoot
 from tests.evaluator.egress_fixtures import (
+    HOST_PRIVATE_V4,
     HOST_V4,
     PUBLIC_FOR_TESTS,
     EchoHost,
@@ -39,10 +42,12 @@ from tests.evaluator.oci_runtime_fixtures import (
     DictImageSource,
     build_image,
     cleanup_root,
+    conformance_launches,
     create_input,
     launch,
     requires_runc,
     run,
+    runc_ids,
     scratch_directory,
 )
 
@@ -52,7 +57,15 @@ pytestmark = [requires_runc, pytest.mark.skipif(_REASON is not None, reason=_REA
 _EXTRA_APPLETS = ("nc", "wget", "nslookup", "cat")
 
 
+_ANSWERS = {"loop.allowed.test": ["127.0.0.1"], "private.allowed.test": [HOST_PRIVATE_V4],
+            "mixed.allowed.test": [HOST_V4, "::1"]}
+
+
 async def _dns(host: str, port: int) -> list[str]:
+    """The tests' resolver: ``*.test`` is the test host, but for a few names that answer
+    loopback or a private address (what a hostile DNS would send)."""
+    if host in _ANSWERS:
+        return _ANSWERS[host]
     if host.endswith(".test"):
         return [HOST_V4]
     raise OSError(errno.ENOENT, "no such name")
@@ -189,6 +202,11 @@ def test_every_bypass_fails_and_the_proxy_refusals_are_recorded(world: World) ->
         assert "ip_literal" in out
         _, out, _ = _connect(environment, "allowed.test", 8443)
         assert "port_not_allowed" in out
+        _, out, _ = _connect(environment, "[::1]")
+        assert "ip_literal" in out
+        for name in ("loop.allowed.test", "private.allowed.test", "mixed.allowed.test"):
+            _, out, _ = _connect(environment, name)
+            assert "address_refused" in out, (name, out)
         _, out, _ = _exec(environment, "wget", "-q", "-O", "-", "http://evil.test/", env={"http_proxy": "http://127.0.0.1:800"})
         # a direct connection to the test host's address: no route out of the namespace
         code, out, err = _exec(environment, "nc", HOST_V4, "443", stdin="x")
@@ -201,13 +219,18 @@ def test_every_bypass_fails_and_the_proxy_refusals_are_recorded(world: World) ->
         # the only interface is loopback
         code, out, _ = _exec(environment, "cat", "/proc/net/dev")
         assert [line.split(":")[0].strip() for line in out.splitlines()[2:] if ":" in line] == ["lo"]
+        # nor can a program take the proxy's place: the port is privileged in a namespace
+        # the host owns, and the program has no capability
+        code, _, err = _exec(environment, "nc", "-l", "-p", "801")
+        assert code != 0 and "permission denied" in err.lower(), err
         assert len(world.host.seen) == seen_before  # nothing reached the test host
         rules = sorted(d["rule"] for d in _log(environment))
-        assert rules == ["domain_not_allowed", "domain_not_allowed", "ip_literal", "ip_literal",
-                         "port_not_allowed"]
+        assert rules == ["address_refused"] * 3 + ["domain_not_allowed"] * 2 + ["ip_literal"] * 3 + [
+            "port_not_allowed"]
         summary = run(environment.egress_summary()).to_json()
         assert summary["allowed"] == 0
-        assert summary["refused"] == {"domain_not_allowed": 2, "ip_literal": 2, "port_not_allowed": 1}
+        assert summary["refused"] == {"address_refused": 3, "domain_not_allowed": 2, "ip_literal": 3,
+                                      "port_not_allowed": 1}
     finally:
         run(environment.destroy())
 
@@ -284,3 +307,26 @@ def test_a_failed_probe_omits_strict_and_says_why(world: World, monkeypatch: pyt
         assert refused.value.issues[0].code == "exact_process_egress_unsupported"
     finally:
         provider.close()
+
+
+def test_the_conformance_kit_passes_with_strict_environments(world: World) -> None:
+    root = world.scratch / "kit"
+    opened: list[OciExactProcessProvider] = []
+
+    async def factory() -> OciExactProcessProvider:
+        provider = await OciExactProcessProvider.open(root, images=DictImageSource(world.image))
+        opened.append(provider)
+        return provider
+
+    try:
+        template = create_input(world.image, "kit", egress={"mode": "strict", "allowDomains": ["allowed.test"]})
+        report = run_exact_process_conformance(factory, template, conformance_launches(), timeout_s=60)
+        report.raise_for_failures()
+        assert report.names("passed") == tuple(
+            name for name in EXACT_PROCESS_CHECKS if name != "exact-process-egress-refusal"
+        )
+    finally:
+        for provider in opened:
+            provider.close()
+    assert runc_ids(root) == []
+    assert not list((root / "environments").glob("*/netns"))

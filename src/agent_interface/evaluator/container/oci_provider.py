@@ -60,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import errno
 import json
 import os
 import re
@@ -183,7 +184,9 @@ class OciExactProcesses:
         return EgressSettings(allow_domains=allow_domains, **self._provider._egress_settings)
 
     async def ensure_egress(self, record: EnvironmentRecord) -> None:
-        """Start the proxy of a strict environment whose proxy this object does not run."""
+        """Start the proxy of a strict environment whose proxy this object does not run
+        (nothing when another provider object, here or in another OS process, holds the
+        environment's proxy port: that one serves it)."""
         egress = json.loads(record.input_json)["egress"]
         if egress["mode"] != "strict" or record.id in self._egress:
             return
@@ -198,7 +201,12 @@ class OciExactProcesses:
             with self._egress_guard:
                 if record.id in self._egress:
                     return None
-                sock = listen_in_namespace(self.network_namespace(record.id), self.egress_port)
+                try:
+                    sock = listen_in_namespace(self.network_namespace(record.id), self.egress_port)
+                except OSError as error:
+                    if error.errno == errno.EADDRINUSE:  # another provider object serves it
+                        return None
+                    raise
                 self._egress[record.id] = proxy
                 return sock
 
@@ -252,7 +260,12 @@ class OciExactProcesses:
             strict = request.egress.mode == "strict"
             await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb, strict)
             await asyncio.to_thread(self.store.mark_ready, record.id)
-        await self.ensure_egress(record)
+        try:
+            await self.ensure_egress(record)
+        except OSError:
+            raise ContractError.single(
+                "/egress", "exact_process_egress_unavailable", "the environment's egress proxy could not be started"
+            ) from None
         return OciExactProcessEnvironment(self, record)
 
     def _make(self, environment_id: str, image: ImageRoot, disk_mb: int, strict: bool) -> None:
