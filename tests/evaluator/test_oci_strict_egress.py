@@ -330,3 +330,11 @@ def test_the_conformance_kit_passes_with_strict_environments(world: World) -> No
             provider.close()
     assert runc_ids(root) == []
     assert not list((root / "environments").glob("*/netns"))
+
+
+def test_bad_egress_options_are_typed_refusals(world: World) -> None:
+    for options in ({"egress_settings": {"no_such_field": 1}}, {"egress_settings": {"max_connections": 0}},
+                    {"egress_port": 0}, {"egress_max_file_records": 0}):
+        with pytest.raises(ContractError):
+            OciExactProcessProvider(world.scratch / "bad", images=DictImageSource(world.image),
+                                    support=world.provider.support, **options)

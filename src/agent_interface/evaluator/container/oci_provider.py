@@ -104,6 +104,7 @@ from agent_interface.evaluator.container.oci_environment import (
 )
 from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
+from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
@@ -434,7 +435,13 @@ class OciExactProcessProvider:
         if isinstance(egress_port, bool) or not isinstance(egress_port, int) or not 0 < egress_port < 65536:
             raise ContractError.single("/egressPort", "exact_process_egress_port", "the proxy port must be 1-65535")
         self._egress_settings = dict(egress_settings or {})
-        EgressSettings(allow_domains=("settings.check",), **self._egress_settings)  # refuses bad fields now
+        try:  # refuses bad fields now, not at the first strict create
+            EgressSettings(allow_domains=("settings.check",), **self._egress_settings)
+        except TypeError:
+            raise ContractError.single(
+                "/egressSettings", "exact_process_egress_settings", "an egress setting is not an EgressSettings field"
+            ) from None
+        EgressLog(max_records=egress_max_records, max_file_records=egress_max_file_records)
         self._egress_port = egress_port
         self._egress_resolver = egress_resolver
         self._egress_netns = None if egress_network_namespace is None else os.fspath(egress_network_namespace)
