@@ -181,3 +181,12 @@ def test_the_log_is_bounded_in_memory_and_on_disk(tmp_path: Path) -> None:
     assert (summary["allowed"], summary["refused"], summary["bytesUp"], summary["bytesDown"]) == (
         5, {"domain_not_allowed": 5}, 10, 20)
     assert summary["destinations"] == {"a.test:443": 5}
+
+
+def test_a_restarted_log_counts_the_lines_already_in_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text("{}\n" * 5)
+    log = EgressLog(jsonl_path=path, max_file_records=7, file_records_before=5)
+    for _ in range(4):
+        log.record(EgressDecision(time=0.0, allowed=False, rule="ip_literal", endpoint="tcp"))
+    assert len(path.read_text().splitlines()) == 7 and log.file_records_dropped == 2

@@ -57,7 +57,12 @@ def test_the_conformance_kit_passes_on_the_real_runtime(world: tuple[Path, Image
         create_input(image, "kit"), conformance_launches(), timeout_s=60,
     )
     report.raise_for_failures()
-    assert report.names("passed") == EXACT_PROCESS_CHECKS
+    # this host enforces both egress modes, so there is no undeclared mode to refuse
+    # (the refusal itself: test_unknown_images_and_strict_egress_are_refused)
+    assert report.names("skipped") == ("exact-process-egress-refusal",)
+    assert report.names("passed") == tuple(
+        name for name in EXACT_PROCESS_CHECKS if name != "exact-process-egress-refusal"
+    )
     assert runc_ids(root) == []
 
 
@@ -71,8 +76,17 @@ def test_a_host_without_runc_omits_the_capability_and_says_why(world: tuple[Path
     assert not report.ok and report.names("skipped") == EXACT_PROCESS_CHECKS
 
 
-def test_unknown_images_and_strict_egress_are_refused(world: tuple[Path, ImageRoot]) -> None:
+def test_unknown_images_and_strict_egress_are_refused(
+    world: tuple[Path, ImageRoot], monkeypatch: pytest.MonkeyPatch
+) -> None:
     scratch, image = world
+
+    async def no_strict(*args: Any) -> tuple[str, ...]:
+        return ("stubbed: strict egress not observed",)
+
+    # strict is refused where its probe did not observe it (test_oci_strict_egress covers
+    # where it did)
+    monkeypatch.setattr("agent_interface.evaluator.container.oci_provider.probe_strict_egress", no_strict)
     provider = _open(scratch / "shared", image)
     exact = provider.exact_process
     assert exact is not None

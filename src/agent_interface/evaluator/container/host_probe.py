@@ -7,7 +7,9 @@ host while it runs: its user id map, capability sets and ``no_new_privs`` flag, 
 seccomp mode and that ``unshare`` was refused, its network namespace (another one, with
 no interface but ``lo``) and its cgroup's memory, swap, CPU and pids limits. Every
 property not observed is a reason in :attr:`OciHostSupport.reasons`, and the provider
-then omits ``exactProcess``.
+then omits ``exactProcess``. :func:`probe_strict_egress` runs it again joined to a
+network namespace made as a ``strict`` environment's is, with a proxy socket listening
+inside; its reasons make the provider omit ``strict`` from ``exactProcess.egress``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ from agent_interface.evaluator.container.environment_root import (
     overlay_available,
     unmount_environment_root,
 )
+from agent_interface.evaluator.container.network_namespace import (
+    create_network_namespace,
+    listen_in_namespace,
+    namespace_identity,
+    reachable_in_namespace,
+    remove_network_namespace,
+)
 from agent_interface.evaluator.container.runtime_config import (
     ContainerLimits,
     container_cgroup,
@@ -39,7 +48,7 @@ from agent_interface.evaluator.container.static_programs import (
     static_programs_supported,
 )
 
-__all__ = ["OciHostSupport", "probe_oci_host"]
+__all__ = ["OciHostSupport", "probe_oci_host", "probe_strict_egress"]
 
 _PROBE_MEMORY: Final = 64 << 20
 _PROBE_PIDS: Final = 17
@@ -165,13 +174,15 @@ def _prepare(root: Path, work: Path, probe_id: str, id_base: int) -> tuple[Path,
     return rootfs, overlay, _swap_limit_available()
 
 
-def _observe(control: Path, cgroup: str, swap_limit: bool, id_base: int) -> list[str]:
+def _observe(control: Path, cgroup: str, swap_limit: bool, id_base: int, netns: Path | None) -> list[str]:
     reasons = _cgroup_limits(cgroup, swap_limit)
     child = _probe_child(int((control / "container.pid").read_text()))
     if child is None:
         reasons.append("the probe did not stay refused by seccomp (unshare was allowed or it failed)")
     else:
         reasons.extend(_inspect(child, id_base))
+        if netns is not None and namespace_identity(f"/proc/{child}/ns/net") != namespace_identity(netns):
+            reasons.append("the container did not join the environment's network namespace")
     return reasons
 
 
@@ -180,16 +191,59 @@ def _tear_down(work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def _find_runc(runc: str | None) -> str | None:
+    return shutil.which(runc or "runc") if runc is None or "/" not in runc else runc
+
+
 async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int) -> OciHostSupport:
     """Run the probe container under ``root`` (``init`` is the provider's init program),
     through the same supervisor as every exact process (which reaps it)."""
-    runc_path = shutil.which(runc or "runc") if runc is None or "/" not in runc else runc
+    runc_path = _find_runc(runc)
     if runc_path is None or not os.access(runc_path, os.X_OK):
         return OciHostSupport(None, None, False, False, ("runc is not installed",))
     if not static_programs_supported():
         return OciHostSupport(runc_path, None, False, False, ("the container init is built for x86-64 Linux only",))
     if os.geteuid() != 0:
         return OciHostSupport(runc_path, None, False, False, ("the provider must run as root to mount layers",))
+    overlay, swap_limit, reasons = await _probe_container(root, init, runc_path, id_base, None)
+    return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))
+
+
+async def probe_strict_egress(root: Path, init: Path, support: OciHostSupport, port: int) -> tuple[str, ...]:
+    """Why ``strict`` egress cannot be enforced here (empty: it can).
+
+    Makes a network namespace as a strict environment's is made
+    (:mod:`.network_namespace`), listens on ``127.0.0.1:port`` in it and connects there,
+    then runs the probe container joined to it and observes, besides every property of
+    :func:`probe_oci_host`, that the container is in exactly that namespace and sees no
+    interface but ``lo``.
+    """
+    if not support.enforced or support.runc is None or support.id_base is None:
+        return ("exactProcess is not enforced on this host",)
+    work = root / ("probe-netns-" + uuid.uuid4().hex[:12])
+    netns = work / "netns"
+    listener = None
+    try:
+        await asyncio.to_thread(work.mkdir, 0o700)
+        await asyncio.to_thread(create_network_namespace, netns)
+        listener = await asyncio.to_thread(listen_in_namespace, netns, port)
+        if not await asyncio.to_thread(reachable_in_namespace, netns, port):
+            return ("the proxy's listening socket was not reachable inside the namespace",)
+        _, _, reasons = await _probe_container(root, init, support.runc, support.id_base, netns)
+        return tuple(reasons)
+    except OSError as error:
+        return (f"a network namespace for the proxy could not be made ({error.strerror or error})",)
+    finally:
+        if listener is not None:
+            listener.close()
+        await asyncio.to_thread(remove_network_namespace, netns)
+        await asyncio.to_thread(shutil.rmtree, work, True)
+
+
+async def _probe_container(
+    root: Path, init: Path, runc_path: str, id_base: int, netns: Path | None
+) -> tuple[bool, bool, list[str]]:
+    """Run and observe one probe container; (overlay, swap limit, reasons)."""
     probe_id = "probe-" + uuid.uuid4().hex[:12]
     work = root / probe_id
     cgroup = container_cgroup(probe_id)
@@ -200,7 +254,7 @@ async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int)
         config = runtime_config(
             rootfs=str(rootfs), init=str(init), argv=["/probe"], env={}, cwd="/", hostname="probe",
             limits=ContainerLimits(_PROBE_MEMORY, _PROBE_CPU, _PROBE_PIDS, swap_limit),
-            cgroup=cgroup, id_base=id_base,
+            cgroup=cgroup, id_base=id_base, network_namespace=None if netns is None else str(netns),
         )
         spec = {
             "runc": runc_path, "runcRoot": str(root / "runc"), "id": probe_id, "cgroup": cgroup,
@@ -209,13 +263,13 @@ async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int)
         try:
             handle = await start_container(0, work / "control", spec, config, stdin=None)
         except ContractError:
-            return OciHostSupport(runc_path, None, overlay, swap_limit, ("runc could not run a container here",))
+            return overlay, swap_limit, ["runc could not run a container here"]
         try:
-            reasons = await asyncio.to_thread(_observe, work / "control", cgroup, swap_limit, id_base)
+            reasons = await asyncio.to_thread(_observe, work / "control", cgroup, swap_limit, id_base, netns)
         finally:
             await handle.kill()
     except OSError as error:
         reasons.append(f"the probe container could not be set up ({error.strerror})")
     finally:
         await asyncio.to_thread(_tear_down, work)
-    return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))
+    return overlay, swap_limit, reasons

@@ -39,6 +39,10 @@ from agent_interface.evaluator.container.container_process import (
     OutputStream,
     start_container,
 )
+from agent_interface.evaluator.container.environment_egress import (
+    EnvironmentEgress,
+    summary_from_file,
+)
 from agent_interface.evaluator.container.host_probe import OciHostSupport
 from agent_interface.evaluator.container.runtime_config import (
     ContainerLimits,
@@ -47,6 +51,8 @@ from agent_interface.evaluator.container.runtime_config import (
     memory_bytes,
     runtime_config,
 )
+from agent_interface.evaluator.egress.decisions import EgressSummary
+from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.process.confined_files import read_confined, write_confined
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
@@ -62,8 +68,17 @@ class EnvironmentOwner(Protocol):
     max_output_bytes: int
     max_pids: int
     binds: tuple[ReadOnlyBind, ...]
+    egress_port: int
 
     def now_ms(self) -> int: ...
+
+    def network_namespace(self, environment_id: str) -> Path: ...
+
+    def egress_log_path(self, environment_id: str) -> Path: ...
+
+    def egress_for(self, environment_id: str) -> EnvironmentEgress | None: ...
+
+    def egress_settings(self, allow_domains: tuple[str, ...]) -> EgressSettings: ...
 
     def environment_directory(self, environment_id: str) -> Path: ...
 
@@ -208,6 +223,7 @@ class OciExactProcessManager:
             cgroup=cgroup,
             id_base=owner.support.id_base,
             binds=owner.binds,
+            network_namespace=str(owner.network_namespace(env.id)) if env.egress_proxy else None,
         )
         spec = {
             "runc": owner.support.runc, "runcRoot": str(owner.runc_root), "id": container_id,
@@ -243,9 +259,38 @@ class OciExactProcessEnvironment:
             None if metadata is None else wire_adapter(BoundedJsonRecord, "metadata").parse(metadata)
         )
         self._directory = owner.environment_directory(record.id)
-        self.image: Final[str] = json.loads(record.input_json)["image"]
+        created = json.loads(record.input_json)
+        self.image: Final[str] = created["image"]
         """The image reference it was created from (``name@sha256:<manifest digest>``)."""
+        self.egress_policy: Final[dict[str, Any]] = created["egress"]
+        """The egress policy of the create input (``blocked``, or ``strict`` with its domains)."""
         self.process: Final = OciExactProcessManager(self)
+
+    @property
+    def egress_proxy(self) -> str | None:
+        """``http://127.0.0.1:PORT``, the proxy inside a strict environment's network
+        namespace (``None`` when egress is ``blocked``). Nothing is added to a launch's
+        environment: a plan that wants the proxy sets ``HTTP_PROXY``/``HTTPS_PROXY``
+        (and the lowercase spellings) to this URL in its launch."""
+        if self.egress_policy["mode"] != "strict":
+            return None
+        return f"http://127.0.0.1:{self._owner.egress_port}"
+
+    @property
+    def egress_log_path(self) -> Path | None:
+        """The JSONL file of every proxy decision (capped; kept after ``destroy``)."""
+        return self._owner.egress_log_path(self.id) if self.egress_proxy else None
+
+    async def egress_summary(self) -> EgressSummary | None:
+        """The enforced policy and the decision totals of a strict environment (``None``
+        for ``blocked``): the running proxy's, else those of its JSONL file."""
+        if self.egress_proxy is None:
+            return None
+        egress = self._owner.egress_for(self.id)
+        if egress is not None:
+            return await egress.summary()
+        settings = self._owner.egress_settings(tuple(self.egress_policy["allowDomains"]))
+        return await asyncio.to_thread(summary_from_file, self._owner.egress_log_path(self.id), settings)
 
     async def _record(self) -> EnvironmentRecord | None:
         return await self._owner.live_record(self.id)

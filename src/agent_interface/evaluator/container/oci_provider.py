@@ -21,8 +21,23 @@ supervisor is gone.
 
 ``exactProcess`` is declared only when :func:`.probe_oci_host` observed every property
 on this host; otherwise :attr:`OciExactProcessProvider.exact_process` is ``None`` and
-:attr:`OciExactProcessProvider.reasons` says what could not be enforced. Egress
-``blocked`` is the one mode: ``strict`` is refused.
+:attr:`OciExactProcessProvider.reasons` says what could not be enforced.
+
+Egress ``blocked`` is always enforced (each container's own empty network namespace).
+``strict`` is declared (and accepted) only when :func:`.probe_strict_egress` observed
+it; otherwise :attr:`OciExactProcessProvider.strict_egress_reasons` says why and a
+``strict`` create is refused. A ``strict`` environment gets a network namespace of its
+own (loopback only, no route; every container of the environment joins it, see
+:mod:`.network_namespace`) and an
+:class:`~agent_interface.evaluator.egress.proxy.EgressProxy` on the provider's proxy
+thread (:mod:`.environment_egress`) that accepts on ``127.0.0.1:egress_port`` inside
+that namespace: ``environment.egress_proxy`` names it. The launch's environment is never
+changed: a program (or the plan) that wants the proxy sets ``HTTP_PROXY`` and
+``HTTPS_PROXY`` to that URL itself. Decisions go to ``egress/<environment id>.jsonl``
+under ``root`` (capped at ``egress_max_file_records`` lines, kept after ``destroy``)
+and ``await environment.egress_summary()``. The proxy lives as long as the provider
+object: :meth:`OciExactProcessProvider.close` ends it (the programs then have no way out
+at all); a provider opened again over ``root`` restarts it for every live environment.
 
 Example::
 
@@ -44,10 +59,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
+import errno
 import json
 import os
 import re
 import shutil
+import socket
 import threading
 import time
 import uuid
@@ -65,17 +83,30 @@ from agent_interface.environment.exact_process import (
     exact_process_create_input_digest,
 )
 from agent_interface.evaluator.container.container_process import ContainerProcess, remove_container
+from agent_interface.evaluator.container.environment_egress import EgressLoop, EnvironmentEgress
 from agent_interface.evaluator.container.environment_root import (
     mount_environment_root,
     unmount_environment_root,
 )
-from agent_interface.evaluator.container.host_probe import OciHostSupport, probe_oci_host
+from agent_interface.evaluator.container.host_probe import (
+    OciHostSupport,
+    probe_oci_host,
+    probe_strict_egress,
+)
+from agent_interface.evaluator.container.network_namespace import (
+    create_network_namespace,
+    listen_in_namespace,
+    remove_network_namespace,
+)
 from agent_interface.evaluator.container.oci_environment import (
     OciExactProcessEnvironment,
     parse_model,
 )
 from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
+from agent_interface.evaluator.egress.decisions import EgressLog
+from agent_interface.evaluator.egress.proxy import EgressResolver
+from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
 from agent_interface.evaluator.process.confined_files import environment_path_components
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
@@ -89,6 +120,11 @@ _MIB: Final = 1 << 20
 DEFAULT_MAX_OUTPUT_BYTES: Final = 16 * _MIB
 DEFAULT_MAX_PIDS: Final = 256
 DEFAULT_ID_BASE: Final = 100_000
+DEFAULT_EGRESS_PORT: Final = 800
+"""Where a strict environment's proxy listens inside its namespace: below 1024, so no
+program in a container (no ``CAP_NET_BIND_SERVICE`` in the namespace's owner) can bind
+it first, even after the provider's own socket closed."""
+DEFAULT_EGRESS_MAX_FILE_RECORDS: Final = 100_000
 _IMAGE_RE: Final = re.compile(r"^(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
 _MAKING: Final = threading.Lock()
 
@@ -106,6 +142,10 @@ class OciExactProcesses:
         self.max_output_bytes = provider._max_output_bytes
         self.max_pids = provider._max_pids
         self.binds = provider._binds
+        self.egress_port = provider._egress_port
+        self.strict_egress = provider.strict_egress_reasons == ()
+        self._egress: dict[str, EnvironmentEgress] = {}
+        self._egress_guard = threading.Lock()
 
     @staticmethod
     def now_ms() -> int:
@@ -123,8 +163,71 @@ class OciExactProcesses:
             )
         return found
 
+    @property
+    def egress_modes(self) -> tuple[str, ...]:
+        """The egress modes this provider enforces (``exactProcess.egress``)."""
+        return ("blocked", "strict") if self.strict_egress else ("blocked",)
+
+    def network_namespace(self, environment_id: str) -> Path:
+        """Where a strict environment's network namespace is pinned."""
+        return self.environment_directory(environment_id) / "netns"
+
+    def egress_log_path(self, environment_id: str) -> Path:
+        """The JSONL decision log of a strict environment (outside every container)."""
+        return self._provider._root / "egress" / f"{environment_id}.jsonl"
+
+    def egress_for(self, environment_id: str) -> EnvironmentEgress | None:
+        """The running proxy of a strict environment (``None`` for ``blocked``)."""
+        return self._egress.get(environment_id)
+
+    def egress_settings(self, allow_domains: tuple[str, ...]) -> EgressSettings:
+        """What a strict environment allowing ``allow_domains`` enforces."""
+        return EgressSettings(allow_domains=allow_domains, **self._provider._egress_settings)
+
+    async def ensure_egress(self, record: EnvironmentRecord) -> None:
+        """Start the proxy of a strict environment whose proxy this object does not run
+        (nothing when another provider object, here or in another OS process, holds the
+        environment's proxy port: that one serves it)."""
+        egress = json.loads(record.input_json)["egress"]
+        if egress["mode"] != "strict" or record.id in self._egress:
+            return
+        provider = self._provider
+        settings = self.egress_settings(tuple(egress["allowDomains"]))
+        proxy = EnvironmentEgress(
+            settings, self.egress_log_path(record.id), max_file_records=provider._egress_max_file_records,
+            max_records=provider._egress_max_records, resolver=provider._egress_resolver,
+        )
+
+        def reserve() -> socket.socket | None:
+            with self._egress_guard:
+                if record.id in self._egress:
+                    return None
+                try:
+                    sock = listen_in_namespace(self.network_namespace(record.id), self.egress_port)
+                except OSError as error:
+                    if error.errno == errno.EADDRINUSE:  # another provider object serves it
+                        return None
+                    raise
+                self._egress[record.id] = proxy
+                return sock
+
+        sock = await asyncio.to_thread(reserve)
+        if sock is None:
+            return
+        try:
+            await proxy.start(provider.egress_loop(), sock)
+        except BaseException:
+            self._egress.pop(record.id, None)
+            raise
+
+    async def close_egress(self, environment_id: str) -> None:
+        """Stop the proxy of ``environment_id`` (its log file stays)."""
+        proxy = self._egress.pop(environment_id, None)
+        if proxy is not None:
+            await proxy.close()
+
     def _check(self, request: CreateAgentExactProcessEnvironmentInput) -> ImageRoot:
-        check_exact_process_egress_supported(("blocked",), request.egress)
+        check_exact_process_egress_supported(self.egress_modes, request.egress)
         if request.provider_options:
             raise ContractError.single(
                 "/providerOptions", "exact_process_provider_options_unsupported", "this provider takes no provider options"
@@ -155,15 +258,26 @@ class OciExactProcesses:
             refreshed = await asyncio.to_thread(self.store.environment, record.id)
             record = refreshed if refreshed is not None else record
         if record.state == "claimed":  # ours, or a creator that died before it was ready
-            await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb)
+            strict = request.egress.mode == "strict"
+            await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb, strict)
             await asyncio.to_thread(self.store.mark_ready, record.id)
+        try:
+            await self.ensure_egress(record)
+        except OSError:
+            raise ContractError.single(
+                "/egress", "exact_process_egress_unavailable", "the environment's egress proxy could not be started"
+            ) from None
         return OciExactProcessEnvironment(self, record)
 
-    def _make(self, environment_id: str, image: ImageRoot, disk_mb: int) -> None:
+    def _make(self, environment_id: str, image: ImageRoot, disk_mb: int, strict: bool) -> None:
         with _MAKING:
             directory = self.environment_directory(environment_id)
             if not (directory / "root" / "rootfs").is_mount():
                 self._mount(directory, image, disk_mb)
+            netns = self.network_namespace(environment_id)
+            if strict and not netns.is_mount():
+                remove_network_namespace(netns)  # a file a creator that died left unmounted
+                create_network_namespace(netns)
 
     def _mount(self, directory: Path, image: ImageRoot, disk_mb: int) -> None:
         directory.mkdir(mode=0o711, parents=True, exist_ok=True)
@@ -189,6 +303,10 @@ class OciExactProcesses:
         if record.expires_ms <= self.now_ms():
             await self.destroy(environment_id)
             return None
+        if environment_id not in self._egress:
+            # a proxy that cannot start leaves the environment with no way out (fail closed)
+            with contextlib.suppress(OSError, ContractError):
+                await self.ensure_egress(record)
         return record
 
     async def get(self, id: str) -> OciExactProcessEnvironment | None:
@@ -223,6 +341,8 @@ class OciExactProcesses:
                 if (control / "supervisor.json").exists():
                     await ContainerProcess(pid, control).kill()
         await asyncio.to_thread(self.remove_containers, lambda container: container.startswith(f"{environment_id}-"))
+        await self.close_egress(environment_id)
+        await asyncio.to_thread(remove_network_namespace, self.network_namespace(environment_id))
         await asyncio.to_thread(unmount_environment_root, directory / "root")
         await asyncio.to_thread(_remove_tree, directory)
 
@@ -260,6 +380,7 @@ class OciExactProcesses:
         environments = self._provider._root / "environments"
         for directory in environments.iterdir() if environments.is_dir() else ():
             if directory.name not in live:
+                await asyncio.to_thread(remove_network_namespace, directory / "netns")
                 await asyncio.to_thread(unmount_environment_root, directory / "root")
                 await asyncio.to_thread(_remove_tree, directory)
 
@@ -279,6 +400,17 @@ class OciExactProcessProvider:
     directories must be traversable by the containers' user, ``id_base``, as ``root`` is);
     ``max_pids`` bounds the processes of one container; ``max_output_bytes`` the
     capture kept per stream.
+
+    Strict egress: ``egress_port`` is where each environment's proxy listens inside its
+    namespace; ``egress_settings`` are the other
+    :class:`~agent_interface.evaluator.egress.settings.EgressSettings` fields (ports,
+    bounds, timeouts; ``extra_public_networks`` for tests only); ``egress_resolver``
+    replaces the system resolver (tests); ``egress_network_namespace`` is a namespace
+    file the proxies' upstream connections leave from (default: the provider's own);
+    ``egress_max_records`` and ``egress_max_file_records`` bound each environment's log
+    in memory and on disk; ``strict_egress_reasons`` is what
+    :func:`.probe_strict_egress` found (use :meth:`open`; ``None`` means not probed,
+    so ``strict`` is refused).
     """
 
     name: Final[str] = "oci-exact-process"
@@ -292,7 +424,36 @@ class OciExactProcessProvider:
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         max_pids: int = DEFAULT_MAX_PIDS,
         read_only_binds: Mapping[str, str | os.PathLike[str]] | None = None,
+        strict_egress_reasons: tuple[str, ...] | None = None,
+        egress_port: int = DEFAULT_EGRESS_PORT,
+        egress_settings: Mapping[str, Any] | None = None,
+        egress_resolver: EgressResolver | None = None,
+        egress_network_namespace: str | os.PathLike[str] | None = None,
+        egress_max_records: int = 10_000,
+        egress_max_file_records: int = DEFAULT_EGRESS_MAX_FILE_RECORDS,
     ) -> None:
+        if isinstance(egress_port, bool) or not isinstance(egress_port, int) or not 0 < egress_port < 65536:
+            raise ContractError.single("/egressPort", "exact_process_egress_port", "the proxy port must be 1-65535")
+        self._egress_settings = dict(egress_settings or {})
+        try:  # refuses bad fields now, not at the first strict create
+            EgressSettings(allow_domains=("settings.check",), **self._egress_settings)
+        except TypeError:
+            raise ContractError.single(
+                "/egressSettings", "exact_process_egress_settings", "an egress setting is not an EgressSettings field"
+            ) from None
+        EgressLog(max_records=egress_max_records, max_file_records=egress_max_file_records)
+        self._egress_port = egress_port
+        self._egress_resolver = egress_resolver
+        self._egress_netns = None if egress_network_namespace is None else os.fspath(egress_network_namespace)
+        self._egress_max_records = egress_max_records
+        self._egress_max_file_records = egress_max_file_records
+        self._egress_loop: EgressLoop | None = None
+        self._loop_guard = threading.Lock()
+        self.strict_egress_reasons: Final[tuple[str, ...]] = (
+            ("strict egress was not probed (use OciExactProcessProvider.open)",)
+            if strict_egress_reasons is None else strict_egress_reasons
+        )
+        """Why ``strict`` egress is not enforced (empty when it is)."""
         self._root = Path(root).resolve()
         _prepare_root(self._root)
         self._binds = tuple(
@@ -317,21 +478,43 @@ class OciExactProcessProvider:
         max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
         max_pids: int = DEFAULT_MAX_PIDS,
         read_only_binds: Mapping[str, str | os.PathLike[str]] | None = None,
+        egress_port: int = DEFAULT_EGRESS_PORT,
+        **egress: Any,
     ) -> OciExactProcessProvider:
-        """Probe this host (:func:`.probe_oci_host`), build the provider, recover ``root``."""
+        """Probe this host (:func:`.probe_oci_host`, :func:`.probe_strict_egress`), build
+        the provider, recover ``root``; ``egress`` holds the other ``egress_*`` options."""
         path = Path(root).resolve()
         await asyncio.to_thread(_prepare_root, path)
         support = await probe_oci_host(path, path / "init", runc, id_base)
+        strict = await probe_strict_egress(path, path / "init", support, egress_port)
         provider = cls(
             path, images=images, support=support, max_output_bytes=max_output_bytes,
-            max_pids=max_pids, read_only_binds=read_only_binds,
+            max_pids=max_pids, read_only_binds=read_only_binds, strict_egress_reasons=strict,
+            egress_port=egress_port, **egress,
         )
         if provider._exact is not None:
             await provider._exact.recover()
         return provider
 
+    def egress_loop(self) -> EgressLoop:
+        """The thread hosting this provider's proxies (started on first use)."""
+        with self._loop_guard:
+            if self._egress_loop is None:
+                self._egress_loop = EgressLoop(self._egress_netns)
+            return self._egress_loop
+
     def close(self) -> None:
-        """Close the state database (running processes stay supervised)."""
+        """Stop the proxies and close the state database (running processes stay
+        supervised; a strict environment's programs have no way out until a provider
+        is opened over ``root`` again)."""
+        loop, self._egress_loop = self._egress_loop, None
+        if loop is not None:
+            if self._exact is not None:
+                for environment_id in list(self._exact._egress):
+                    proxy = self._exact._egress.pop(environment_id)
+                    with contextlib.suppress(Exception):
+                        loop.call(proxy.proxy.close())
+            loop.close()
         self._store.close()
 
     @property
@@ -345,7 +528,8 @@ class OciExactProcessProvider:
         return self._exact
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
-        """Everything off but ``exactProcess`` (egress ``blocked``), and that only when enforced."""
+        """Everything off but ``exactProcess`` (egress ``blocked``, and ``strict`` when
+        probed), and that only when enforced."""
         from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 
         document: dict[str, Any] = {
@@ -364,7 +548,7 @@ class OciExactProcessProvider:
             "confidential": False,
         }
         if self._exact is not None:
-            document["exactProcess"] = {"egress": ["blocked"]}
+            document["exactProcess"] = {"egress": list(self._exact.egress_modes)}
         return AgentEnvironmentCapabilities.parse_wire(document)
 
     def __repr__(self) -> str:
@@ -385,6 +569,7 @@ def _prepare_root(root: Path) -> None:
     for name in ("environments",):
         (root / name).mkdir(mode=0o711, exist_ok=True)
     (root / "runc").mkdir(mode=0o700, exist_ok=True)
+    (root / "egress").mkdir(mode=0o700, exist_ok=True)
     init = root / "init"
     program = static_program(INIT_CODE)
     if not init.exists() or init.read_bytes() != program:

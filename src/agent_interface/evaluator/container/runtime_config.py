@@ -2,12 +2,15 @@
 
 What every container gets (see ``docs/security.md``):
 
-* namespaces: PID, network (empty: no interface but loopback), IPC, UTS, mount, cgroup
-  and, when the host allows it, user (container root is host ``id_base``, 65536 ids);
+* namespaces: PID, network (empty: no interface but loopback; for ``strict`` egress the
+  environment's own loopback-only namespace, joined by path, where the proxy listens),
+  IPC, UTS, mount, cgroup and, when the host allows it, user (container root is host
+  ``id_base``, 65536 ids);
 * the root file system of its environment (see :mod:`.environment_root`), the image
   never written; ``/proc`` of its own PID namespace, a small ``/dev`` with the default
-  devices only, ``/dev/shm`` and ``/dev/mqueue`` bounded, ``/sys`` read-only, and runc's
-  default masked and read-only paths;
+  devices only, ``/dev/shm`` and ``/dev/mqueue`` bounded, ``/sys`` read-only (an empty
+  read-only tmpfs when joining a strict environment's namespace: sysfs mounts only for
+  the namespace's owner, the host), and runc's default masked and read-only paths;
 * no capability in any set, ``noNewPrivileges``, the seccomp profile of
   :mod:`.seccomp_profile`, core dumps off;
 * cgroup limits from the create input: ``memoryMb`` (swap equal to memory: no swap on
@@ -75,9 +78,16 @@ def runtime_config(
     cgroup: str,
     id_base: int | None,
     binds: Sequence[ReadOnlyBind] = (),
+    network_namespace: str | None = None,
 ) -> dict[str, Any]:
-    """The ``config.json`` object; ``id_base`` ``None`` runs without a user namespace."""
-    namespaces = [{"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount", "cgroup")]
+    """The ``config.json`` object; ``id_base`` ``None`` runs without a user namespace;
+    ``network_namespace`` is the path of an existing namespace to join (a strict-egress
+    environment's, see :mod:`.network_namespace`) instead of a new empty one."""
+    namespaces: list[dict[str, str]] = [
+        {"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount", "cgroup")
+    ]
+    if network_namespace is not None:
+        namespaces[1]["path"] = network_namespace
     linux: dict[str, Any] = {
         "namespaces": namespaces,
         "cgroupsPath": cgroup,
@@ -103,7 +113,12 @@ def runtime_config(
         {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue",
          "options": ["nosuid", "noexec", "nodev"]},
         {"destination": "/sys", "type": "sysfs", "source": "sysfs",
-         "options": ["nosuid", "noexec", "nodev", "ro"]},
+         "options": ["nosuid", "noexec", "nodev", "ro"]}
+        if network_namespace is None
+        # sysfs mounts only for the owner of the network namespace, and a joined one is
+        # owned by the host: /sys is then empty (never the host's sysfs bound in)
+        else {"destination": "/sys", "type": "tmpfs", "source": "tmpfs",
+              "options": ["nosuid", "noexec", "nodev", "ro", "mode=555", "size=4k"]},
         {"destination": INIT_PATH, "type": "bind", "source": init, "options": bind_options},
     ]
     mounts.extend(

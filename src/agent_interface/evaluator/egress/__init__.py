@@ -6,5 +6,7 @@ the sandbox, which allows only ``CONNECT`` and plain HTTP to allowed domains and
 resolves names itself, refuses non-public addresses and pins each connection to the
 address it checked (``rules``, ``request_head``, ``settings``, ``decisions``, ``proxy``).
 Inside the sandbox, the standalone ``forwarder`` program relays a loopback port to that
-socket, and ``HTTP_PROXY``/``HTTPS_PROXY`` name that port.
+socket, and ``HTTP_PROXY``/``HTTPS_PROXY`` name that port. The OCI container provider
+needs no forwarder: it makes the proxy's listening socket inside the environment's
+namespace (:mod:`agent_interface.evaluator.container.network_namespace`).
 """

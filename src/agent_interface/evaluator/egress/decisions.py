@@ -96,7 +96,9 @@ class EgressLog:
     """The bounded record of a proxy's decisions (memory, optional JSONL file, totals).
 
     ``destinations`` counts allowed ``host:port`` pairs, at most ``max_destinations``
-    distinct ones (later ones are counted under ``"(other)"``).
+    distinct ones (later ones are counted under ``"(other)"``). ``file_records_before``
+    is how many lines an earlier log already appended to ``jsonl_path`` (a proxy
+    restarted over the same file): the cap counts them.
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class EgressLog:
         jsonl_path: str | os.PathLike[str] | None = None,
         max_file_records: int = 1_000_000,
         max_destinations: int = 1_000,
+        file_records_before: int = 0,
     ) -> None:
         for name, value in (
             ("maxRecords", max_records),
@@ -120,7 +123,7 @@ class EgressLog:
         self._path = None if jsonl_path is None else Path(jsonl_path)
         self._max_file_records = max_file_records
         self._max_destinations = max_destinations
-        self._file_records = 0
+        self._file_records = max(int(file_records_before), 0)
         self.file_records_dropped = 0
         self.records_dropped = 0
         self.allowed = 0

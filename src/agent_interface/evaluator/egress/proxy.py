@@ -131,9 +131,11 @@ class EgressProxy:
         return self._active
 
     async def start(self, *, unix_path: str | os.PathLike[str] | None = None,
-                    tcp_port: int | None = None) -> None:
-        """Listen on ``unix_path`` (created mode 0600) and/or ``127.0.0.1:tcp_port`` (0: any)."""
-        if unix_path is None and tcp_port is None:
+                    tcp_port: int | None = None, sock: socket.socket | None = None) -> None:
+        """Listen on ``unix_path`` (created mode 0600) and/or ``127.0.0.1:tcp_port`` (0: any)
+        and/or accept on ``sock``, a listening TCP socket made elsewhere (in a sandbox's
+        network namespace: see :mod:`agent_interface.evaluator.container.network_namespace`)."""
+        if unix_path is None and tcp_port is None and sock is None:
             raise ContractError.single(
                 "/endpoint", "egress_endpoint_missing", "the proxy needs a Unix socket or a TCP port"
             )
@@ -152,6 +154,9 @@ class EgressProxy:
             )
             self._servers.append(server)
             self.tcp_port = server.sockets[0].getsockname()[1]
+        if sock is not None:
+            server = await asyncio.start_server(self._accept("tcp"), sock=sock, limit=limit)
+            self._servers.append(server)
 
     async def close(self) -> None:
         """Stop listening, end every open connection and remove the Unix socket."""
