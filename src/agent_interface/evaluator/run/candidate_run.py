@@ -73,7 +73,9 @@ from agent_interface.core.canonical import canonical_digest, sha256_bytes
 from agent_interface.core.errors import ContractError
 from agent_interface.core.model import WireModel
 from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
+from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
 from agent_interface.evaluator.run.evidence import RunCapture, assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
@@ -205,11 +207,11 @@ def _system_prompt(bundle: AgentCandidateBundle) -> str:
     return "\n\n".join(text for text in (prompt.system_prompt, prompt.append_system_prompt) if text)
 
 
-def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask) -> None:
-    if bundle.execution.environment.kind == "pinned-container":
+def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, in_container: bool = False) -> None:
+    if bundle.execution.environment.kind == "pinned-container" and not in_container:
         raise _refuse("/execution/environment", "container_unavailable",
                       "the local evaluator runs host executables, not the container the bundle pins")
-    if task.evaluator_task_container is not None:
+    if task.evaluator_task_container is not None and not in_container:
         raise _refuse("/evaluatorTaskContainer", "container_unavailable",
                       "the local evaluator runs host executables, not the container the task selects")
     if task.outcome.kind != "output":
@@ -289,6 +291,8 @@ async def _execute(environment: Any, launch: dict[str, Any], endpoint: ModelEndp
             await asyncio.shield(process.kill())
         raise
     ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in endpoint.calls)])
+    container_id = getattr(process, "container_id", None)
+    executor = {} if container_id is None else {"containerId": container_id, "oomKilled": await process.oom_killed()}
     if hasattr(process, "output_bytes"):
         stdout, stderr = await process.output_bytes("stdout"), await process.output_bytes("stderr")
         dropped = await process.output_dropped()
@@ -298,7 +302,7 @@ async def _execute(environment: Any, launch: dict[str, Any], endpoint: ModelEndp
         dropped = {}
     return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
                       stderr=stderr, dropped=dropped, calls=list(endpoint.calls),
-                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events))
+                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events), executor=executor)
 
 
 async def run_candidate_async(
@@ -315,6 +319,9 @@ async def run_candidate_async(
     cancel: asyncio.Event | None = None,
     resources: Mapping[str, Any] | None = None,
     git_limits: GitLimits | None = None,
+    executor: Executor = "auto",
+    images: OciImageStore | str | os.PathLike[str] | None = None,
+    image: str | None = None,
 ) -> CandidateRunResult:
     """Verify, plan, stage, run, capture and write receipts (see the module docstring).
 
@@ -322,6 +329,8 @@ async def run_candidate_async(
     ``experiment_digest`` to the digest of ``{kind: "agent-interface.local-run", suite}``;
     ``model`` to :class:`.EchoModel`; ``cancel``, once set, ends the process as cancelled.
     Refusals raise ``ContractError`` (``CandidateVerificationRefused`` for the bundle).
+    ``executor``, ``images`` (an image store) and ``image`` (the evaluator's
+    ``name@sha256:<index>``) choose a container run: see :mod:`.container_run`.
     """
     target = Path(out)
     if target.exists():
@@ -334,7 +343,7 @@ async def run_candidate_async(
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
-    provider: LocalExactProcessProvider | None = None
+    provider: LocalExactProcessProvider | ContainerRun | None = None
     try:
         store = LocalArtifactStore(work / "artifacts")
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
@@ -347,15 +356,21 @@ async def run_candidate_async(
         finally:
             isolation = await probe
         parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
-        _preflight(parsed, task)
+        in_container = container_wanted(parsed, task, executor, image)
+        _preflight(parsed, task, in_container)
         grader = task.grader
         checks = parse_output_checks(grader.name, grader.version,
                                      _bytes_of(grader.artifact.to_wire(), resolver, "/grader/artifact"))
-        executable = _host_executable(parsed)
-        (scratch / "model").mkdir(mode=0o711)
-        provider = LocalExactProcessProvider(
-            scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
-            read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: scratch / "model"})
+        if in_container:
+            provider = await ContainerRun.open(parsed, task, images=images, image=image)
+            model_directory = provider.model_directory
+        else:
+            executable = _host_executable(parsed)
+            model_directory = scratch / "model"
+            model_directory.mkdir(mode=0o711)
+            provider = LocalExactProcessProvider(
+                scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
+                read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: model_directory})
         exact = provider.exact_process
         if exact is None:
             raise _refuse("/", "exact_process_unavailable",
@@ -366,7 +381,7 @@ async def run_candidate_async(
             raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
                           "this host gives no private mount namespace, so the fixed task file path "
                           "cannot be the process's own path")
-        endpoint = ModelEndpoint(socket_path=str(scratch / "model" / "endpoint.sock"),
+        endpoint = ModelEndpoint(socket_path=str(model_directory / "endpoint.sock"),
                                  exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
                                  backend=model or EchoModel(),
                                  requested=task.model.requested,
@@ -382,7 +397,8 @@ async def run_candidate_async(
         placement = CandidateRunPlacement(
             experiment_digest=experiment_digest or canonical_digest(
                 {"kind": "agent-interface.local-run", "suite": suite.digest}),
-            execution_id=execution_id, grant_digest=grant, container=_local_container(provider.image),
+            execution_id=execution_id, grant_digest=grant,
+            container=provider.plan_container if isinstance(provider, ContainerRun) else _local_container(provider.image),
             evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address},
             task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
         )
@@ -400,11 +416,13 @@ async def run_candidate_async(
             })
             activation = [f.to_wire() for f in context.profile_activation.files]
             await _stage(environment, plan, parsed, task, resolver, scratch, activation)
-            if plan.material.instruction_delivery.kind == "utf8-file":
+            if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                 await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
             capture = await _execute(environment, _launch(plan, task.instruction), endpoint,
                                      task.limits.timeout_ms, progress, cancel)
             capture.provider, capture.environment_id = provider.name, environment.id
+            if isinstance(provider, ContainerRun):
+                capture.executor.update(provider.executor_record())
         finally:
             await endpoint.close()
             if environment is not None:
