@@ -22,7 +22,13 @@ from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.evaluator.images.oci_documents import host_platform
 from agent_interface.evaluator.images.oci_store import OciImageStore
-from tests.evaluator.oci_fixtures import Entry, busybox_files, files_entries, tar_layer, write_index_image
+from tests.evaluator.oci_fixtures import (
+    Entry,
+    busybox_files,
+    files_entries,
+    tar_layer,
+    write_index_image,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "candidate"
 ARTIFACTS = EXAMPLE / "artifacts"

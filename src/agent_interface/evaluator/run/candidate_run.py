@@ -24,8 +24,9 @@ directory beside it that is renamed at the end: ``materialization-receipt.json``
 ``run-receipt.json`` *or* ``invalid-capture.json``, and ``artifacts/`` (the CID-named
 store holding every referenced artifact). A refusal leaves no ``out``, no environment
 and no process. The local run's limits: the local provider's image is the host
-executable the plan launches (pinned by content), so a bundle that pins a container, a
-task that selects one, a workspace outcome, or isolated memory is refused up front.
+executable the plan launches (pinned by content); a bundle that pins a container or a task
+that selects one runs in an OCI container instead (:mod:`.container_run`, by default when
+the bundle or task names one). A workspace outcome or isolated memory is refused up front.
 Where a private mount namespace works, the process is rooted at its environment
 (:attr:`.LocalExactProcessProvider.private_root`): the plan's paths (``/tangle/task``,
 ``/tangle/input/task.txt``, the model endpoint ``unix:/tangle/model/endpoint.sock``) are

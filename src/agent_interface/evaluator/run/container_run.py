@@ -45,9 +45,16 @@ from agent_interface.candidate.execution_plan import TANGLE_CANDIDATE_TASK_FILE
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.container.environment_root import unmount_environment_root
-from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider, OciExactProcesses
+from agent_interface.evaluator.container.oci_provider import (
+    OciExactProcesses,
+    OciExactProcessProvider,
+)
 from agent_interface.evaluator.images.oci_store import OciImageStore
-from agent_interface.evaluator.run.image_selection import CONTAINER_ID_BASE, SelectedImage, select_image
+from agent_interface.evaluator.run.image_selection import (
+    CONTAINER_ID_BASE,
+    SelectedImage,
+    select_image,
+)
 
 __all__ = ["ContainerRun", "Executor", "container_wanted"]
 
