@@ -42,8 +42,11 @@ def image() -> Iterator[AgentImage]:
 
 
 def _containers() -> set[str]:
-    """The runc state directories of every provider root a run made (none must remain)."""
-    return {str(path) for path in Path(tempfile.gettempdir()).glob("agent-interface-container-*")}
+    """Every host directory and mount a container run made (none must remain after it)."""
+    directories = {str(path) for path in Path(tempfile.gettempdir()).glob("agent-interface-container-*")}
+    mounts = {line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
+              if "agent-interface-container-" in line}
+    return directories | mounts
 
 
 def run(tmp_path: Path, agent: AgentImage, mode: str, *, delivery: str = "stdin-utf8",
@@ -200,16 +203,71 @@ def test_an_oom_kill_is_recorded_as_such(tmp_path: Path, image: AgentImage) -> N
     assert executor_capture(tmp_path, receipt)["oomKilled"] is True
 
 
-def test_the_cli_imports_a_layout_and_runs_the_pinned_container(tmp_path: Path, image: AgentImage) -> None:
+def test_a_cancelled_run_is_recorded_as_cancelled(tmp_path: Path, image: AgentImage) -> None:
+    import asyncio
+
+    from agent_interface.evaluator.run.candidate_run import run_candidate_async
+
+    async def cancelled() -> Any:
+        cancel = asyncio.Event()
+        asyncio.get_running_loop().call_later(1.5, cancel.set)
+        return await run_candidate_async(
+            bundle("sleep", environment=pinned(image.index_digest)), repository=None, task=task(),
+            out=tmp_path / "out", artifacts=ARTIFACTS, images=image.store, cancel=cancel)
+
+    before = _containers()
+    result = asyncio.run(cancelled())
+    assert _containers() == before
+    assert result.run_receipt is not None, result.invalid_capture
+    assert result.run_receipt.termination.to_wire() == {"kind": "cancelled"}
+
+
+def _cli(tmp_path: Path, image: AgentImage, *options: str) -> int:
     from agent_interface.cli.main import main
 
     (tmp_path / "bundle.json").write_bytes(bundle("stdin", environment=pinned(image.index_digest)))
     (tmp_path / "task.json").write_text(json.dumps(task().to_wire()))
-    store = tmp_path / "store"
-    store.mkdir()
-    code = main(["candidate", "run", str(tmp_path / "bundle.json"), "--task", str(tmp_path / "task.json"),
-                 "--images", str(store), "--image-layout", str(image.layout), "--out", str(tmp_path / "run"),
-                 "--artifacts", str(ARTIFACTS), "--json"])
-    assert code == 0
+    return main(["candidate", "run", str(tmp_path / "bundle.json"), "--task", str(tmp_path / "task.json"),
+                 "--out", str(tmp_path / "run"), "--artifacts", str(ARTIFACTS), "--json", *options])
+
+
+@pytest.mark.parametrize("source", ["layout", "oci-archive"])
+def test_the_cli_imports_the_image_and_runs_the_pinned_container(
+        tmp_path: Path, image: AgentImage, source: str) -> None:
+    if source == "layout":
+        options = ["--image-layout", str(image.layout)]
+    else:
+        archive = tmp_path / "image.tar"
+        subprocess.run(["tar", "-C", str(image.layout), "-cf", str(archive), "."], check=True)
+        options = ["--image-archive", str(archive)]
+    assert _cli(tmp_path, image, "--images", str(tmp_path / "store"), *options) == 0
     receipt = json.loads((tmp_path / "run" / "materialization-receipt.json").read_text())
     assert receipt["container"]["manifestDigest"] == image.manifest_digest
+    assert (tmp_path / "run" / "run-receipt.json").is_file()
+
+
+def test_the_cli_refuses_a_container_bundle_without_a_store(
+        tmp_path: Path, image: AgentImage, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(tmp_path, image) == 1
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["verdict"] == "refused" and printed["issues"][0]["code"] == "container_unavailable"
+    assert not (tmp_path / "run").exists()
+    assert _cli(tmp_path, image, "--images", str(tmp_path / "store"), "--executor", "host") == 1
+    assert json.loads(capsys.readouterr().out)["issues"][0]["code"] == "container_unavailable"
+
+
+def test_a_host_without_the_runtime_refuses_and_says_why(tmp_path: Path, image: AgentImage) -> None:
+    """Where the probe finds no runtime, the provider declares no ``exactProcess`` and the run
+    is refused with the reason, before anything runs."""
+    import asyncio
+
+    from agent_interface.candidate.bundle import AgentCandidateBundle
+    from agent_interface.evaluator.run.container_run import ContainerRun
+
+    parsed = AgentCandidateBundle.parse_wire(bundle("stdin", environment=pinned(image.index_digest)))
+    before = _containers()
+    with pytest.raises(ContractError) as refused:
+        asyncio.run(ContainerRun.open(parsed, task(), images=image.store, runc=str(tmp_path / "no-runc")))
+    assert refused.value.issues[0].code == "container_unavailable"
+    assert "runc is not installed" in refused.value.issues[0].message
+    assert _containers() == before
