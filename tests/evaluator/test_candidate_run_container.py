@@ -271,3 +271,35 @@ def test_a_host_without_the_runtime_refuses_and_says_why(tmp_path: Path, image: 
     assert refused.value.issues[0].code == "container_unavailable"
     assert "runc is not installed" in refused.value.issues[0].message
     assert _containers() == before
+
+
+def test_no_other_host_user_can_call_the_endpoint_or_read_the_task_file(tmp_path: Path, image: AgentImage) -> None:
+    """While the program runs, ``nobody`` on the host can neither connect to the run's model
+    socket nor read its task file (both are for host root and the containers' group only)."""
+    import asyncio
+    import glob
+
+    from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelReply
+
+    tried: dict[str, str] = {}
+    probe = ("import socket, sys\n"
+             "try:\n"
+             "    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('connected')\n"
+             "except OSError as e: print(e.errno)\n"
+             "try:\n"
+             "    open(sys.argv[2]).read(); print('read')\n"
+             "except OSError as e: print(e.errno)\n")
+
+    class Watching(EchoModel):
+        async def complete(self, prompt: str, text: str) -> ModelReply:
+            [socket_path] = glob.glob(f"{tempfile.gettempdir()}/agent-interface-container-*/model/endpoint.sock")
+            task_path = socket_path.replace("model/endpoint.sock", "input/task.txt")
+            assert Path(task_path).read_text() == task().instruction
+            done = await asyncio.to_thread(subprocess.run, ["/usr/bin/python3", "-c", probe, socket_path, task_path],
+                                           user=65534, group=65534, capture_output=True, check=True)
+            tried["socket"], tried["task"] = done.stdout.decode().split()
+            return await super().complete(prompt, text)
+
+    result = run(tmp_path, image, "file", delivery="utf8-file", model=Watching())
+    assert result.run_receipt is not None and result.run_receipt.benchmark_result.material.passed
+    assert tried == {"socket": "13", "task": "13"}  # EACCES both

@@ -11,18 +11,22 @@
 
 :meth:`ContainerRun.open` prepares one run's container executor, before anything runs:
 the image (:func:`.image_selection.select_image`, from the store the caller names), a
-private host directory (mode 0o711, removed at :meth:`ContainerRun.close`) holding
+private host directory (removed at :meth:`ContainerRun.close`) holding
 
 * ``model/``, the evaluator's model endpoint socket directory, bound read-only at
   ``/tangle/model`` (a socket stays connectable on a read-only mount): the endpoint is
   ``unix:/tangle/model/endpoint.sock``, and with the container's empty network namespace
   and its own root file system it is the only way out;
-* ``input/task.txt`` (0o444 in a 0o555 directory) for file delivery, bound read-only at
-  ``/tangle/input``: the program can read the instruction at ``TANGLE_CANDIDATE_TASK_PATH``
-  but neither write, replace nor chmod it (the mount is read-only, and the program is not
-  the file's owner);
+* ``input/task.txt`` for file delivery, bound read-only at ``/tangle/input``: the program
+  can read the instruction at ``TANGLE_CANDIDATE_TASK_PATH`` but neither write, replace
+  nor chmod it (the mount is read-only, and the program is not the file's owner);
 * ``provider/``, the root of an :class:`~agent_interface.evaluator.container.oci_provider.OciExactProcessProvider`
   opened over that image with those binds.
+
+Every directory and file there is owned by host root with the containers' root group
+(:data:`.image_selection.CONTAINER_ID_BASE`) and no access for others (0o710 directories,
+0o440 task file, 0o550 input directory): the containers' user can reach them, no other
+user of the host can list, read the instruction or call the endpoint.
 
 The provider probes this host at open; when it cannot declare ``exactProcess`` the run is
 refused (``container_unavailable``, naming what the host could not enforce). Workspace
@@ -125,8 +129,9 @@ class ContainerRun:
         selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
         directory = Path(tempfile.mkdtemp(prefix="agent-interface-container-"))
         try:
-            os.chmod(directory, 0o711)
-            (directory / "model").mkdir(mode=0o711)
+            _group_only(directory, 0o710)
+            (directory / "model").mkdir()
+            _group_only(directory / "model", 0o710)
             binds: dict[str, str | os.PathLike[str]] = {MODEL_DIRECTORY: directory / "model"}
             if bundle.execution.instruction_delivery.kind == "utf8-file":
                 binds[INPUT_DIRECTORY] = _task_file(directory / "input", task.instruction.encode())
@@ -177,19 +182,26 @@ class ContainerRun:
 
 
 def _task_file(directory: Path, data: bytes) -> Path:
-    """``directory/task.txt`` holding ``data``, read-only for everyone (file and directory)."""
-    directory.mkdir(mode=0o755)
+    """``directory/task.txt`` holding ``data``: readable by the containers' group, written by no one."""
+    directory.mkdir(mode=0o700)
     path = directory / "task.txt"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o400)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fchmod(fd, 0o444)
+        os.fchown(fd, 0, CONTAINER_ID_BASE)
+        os.fchmod(fd, 0o440)
     finally:
         os.close(fd)
-    os.chmod(directory, 0o555)
+    _group_only(directory, 0o550)
     return directory
+
+
+def _group_only(path: Path, mode: int) -> None:
+    """Host root owns ``path``, the containers' root group may use it (``mode``), others not."""
+    os.chown(path, 0, CONTAINER_ID_BASE)
+    os.chmod(path, mode)
 
 
 def _remove(directory: Path) -> None:
@@ -199,5 +211,5 @@ def _remove(directory: Path) -> None:
         for environment in environments.iterdir():
             unmount_environment_root(environment / "root")
     with contextlib.suppress(OSError):
-        os.chmod(directory / "input", 0o755)
+        os.chmod(directory / "input", 0o700)
     shutil.rmtree(directory, ignore_errors=True)
