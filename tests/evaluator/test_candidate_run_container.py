@@ -153,6 +153,7 @@ def test_the_model_endpoint_is_the_only_unix_socket_within_reach(tmp_path: Path,
         ("no-store", "container_unavailable"),
         ("host-executor", "container_unavailable"),
         ("nothing-named", "container_image_required"),
+        ("image-conflict", "container_image_conflict"),
     ],
 )
 def test_refusals_before_anything_runs(tmp_path: Path, image: AgentImage, case: str, code: str) -> None:
@@ -174,6 +175,8 @@ def test_refusals_before_anything_runs(tmp_path: Path, image: AgentImage, case: 
         options["images"] = None
     elif case == "host-executor":
         options["executor"] = "host"
+    elif case == "image-conflict":
+        options["image"] = f"{IMAGE_NAME}@{image.index_digest}"
     elif case == "nothing-named":
         environment = {"kind": "evaluator-task-container"}
         options["executor"] = "container"
@@ -244,6 +247,29 @@ def test_the_cli_imports_the_image_and_runs_the_pinned_container(
     receipt = json.loads((tmp_path / "run" / "materialization-receipt.json").read_text())
     assert receipt["container"]["manifestDigest"] == image.manifest_digest
     assert (tmp_path / "run" / "run-receipt.json").is_file()
+
+
+def test_the_cli_imports_a_docker_archive(tmp_path: Path, image: AgentImage) -> None:
+    """A ``docker save`` archive is converted to OCI on import (a manifest of its own, no
+    index): the bundle pins that manifest's digest."""
+    from agent_interface.evaluator.images.oci_import import import_docker_archive
+    from agent_interface.evaluator.images.oci_store import OciImageStore
+
+    archive = tmp_path / "docker.tar"
+    subprocess.run(["skopeo", "--insecure-policy", "copy", "--quiet", f"oci:{image.layout}:agent",
+                    f"docker-archive:{archive}:{IMAGE_NAME}:agent"], check=True, capture_output=True)
+    converted = import_docker_archive(OciImageStore(tmp_path / "probe-store"), archive, name=IMAGE_NAME).digest
+    (tmp_path / "bundle.json").write_bytes(bundle("stdin", environment=pinned(converted)))
+    (tmp_path / "task.json").write_text(json.dumps(task().to_wire()))
+    from agent_interface.cli.main import main
+
+    code = main(["candidate", "run", str(tmp_path / "bundle.json"), "--task", str(tmp_path / "task.json"),
+                 "--out", str(tmp_path / "run"), "--artifacts", str(ARTIFACTS), "--json",
+                 "--images", str(tmp_path / "store"), "--image-archive", str(archive),
+                 "--image-archive-format", "docker"])
+    assert code == 0
+    receipt = json.loads((tmp_path / "run" / "materialization-receipt.json").read_text())
+    assert receipt["container"]["indexDigest"] == receipt["container"]["manifestDigest"] == converted
 
 
 def test_the_cli_refuses_a_container_bundle_without_a_store(
