@@ -60,9 +60,9 @@ def run(tmp_path: Path, agent: AgentImage, mode: str, *, delivery: str = "stdin-
         assert _containers() == before
 
 
-def executor_capture(tmp_path: Path, receipt: Any) -> dict[str, Any]:
+def executor_capture(tmp_path: Path, receipt: Any, out: str = "out") -> dict[str, Any]:
     cid = receipt.executor_capture.to_wire()["locator"]["cid"]
-    return json.loads((tmp_path / "out" / "artifacts" / cid).read_bytes())
+    return json.loads((tmp_path / out / "artifacts" / cid).read_bytes())
 
 
 def test_a_pinned_container_runs_and_its_receipts_name_the_image_and_container(
@@ -278,8 +278,32 @@ def test_the_cli_refuses_a_container_bundle_without_a_store(
     printed = json.loads(capsys.readouterr().out)
     assert printed["verdict"] == "refused" and printed["issues"][0]["code"] == "container_unavailable"
     assert not (tmp_path / "run").exists()
+    (tmp_path / "store").mkdir()
     assert _cli(tmp_path, image, "--images", str(tmp_path / "store"), "--executor", "host") == 1
     assert json.loads(capsys.readouterr().out)["issues"][0]["code"] == "container_unavailable"
+    assert _cli(tmp_path, image, "--images", str(tmp_path / "absent")) == 2  # not made by a run
+    assert not (tmp_path / "absent").exists()
+
+
+def test_two_container_runs_at_once_do_not_meet(tmp_path: Path, image: AgentImage) -> None:
+    import asyncio
+
+    from agent_interface.evaluator.run.candidate_run import run_candidate_async
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(*(
+            run_candidate_async(bundle(mode, delivery=delivery, environment=pinned(image.index_digest)),
+                                repository=None, task=task(), out=tmp_path / mode, artifacts=ARTIFACTS,
+                                images=image.store)
+            for mode, delivery in (("stdin", "stdin-utf8"), ("file", "utf8-file")))))
+
+    before = _containers()
+    results = asyncio.run(both())
+    assert _containers() == before
+    assert all(r.run_receipt is not None and r.run_receipt.benchmark_result.material.passed for r in results)
+    ids = {executor_capture(tmp_path, r.run_receipt, out=name)["containerId"]
+           for r, name in zip(results, ("stdin", "file"), strict=True)}
+    assert len(ids) == 2
 
 
 def test_a_host_without_the_runtime_refuses_and_says_why(tmp_path: Path, image: AgentImage) -> None:

@@ -70,11 +70,13 @@ def image_options(args: argparse.Namespace, bundle_bytes: bytes, task: Any) -> d
     from agent_interface.evaluator.images.oci_store import OciImageStore
 
     store = None
+    importing = args.image_layout is not None or args.image_archive is not None
     if args.images is not None:
-        if Path(args.images).exists() and not Path(args.images).is_dir():
+        path = Path(args.images)
+        if (path.exists() or not importing) and not path.is_dir():  # an import may make a new store
             raise CommandError("not_a_directory", "not a directory", document=args.images)
         store = OciImageStore(args.images)
-    if args.image_layout is not None or args.image_archive is not None:
+    if importing:
         if store is None:
             raise CommandError("usage", "--image-layout and --image-archive import into --images STORE_DIR")
         name = _needed_name(AgentCandidateBundle.parse_wire(bundle_bytes), task, args.image)
