@@ -37,7 +37,8 @@ def test_the_leaf_commands_are_the_documented_ones() -> None:
     assert set(COMMANDS) == {
         "validate", "digest", "schema list", "schema export", "check", "measure",
         "profile digest", "kb compose", "candidate verify", "candidate receipt",
-        "candidate materialize", "candidate run", "experiment report",
+        "candidate materialize", "candidate run", "candidate new", "task new", "experiment new",
+        "experiment report", "experiment run",
     }
 
 
@@ -47,7 +48,7 @@ def test_every_command_takes_json(command: str) -> None:
     assert "--json" in parser._option_string_actions
 
 
-@pytest.mark.parametrize("command", ["", *COMMANDS, "schema", "profile", "kb", "candidate"])
+@pytest.mark.parametrize("command", ["", *COMMANDS, "schema", "profile", "kb", "candidate", "experiment"])
 def test_every_help_lists_the_exit_codes(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main([*command.split(), "--help"])

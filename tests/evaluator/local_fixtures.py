@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,27 +15,11 @@ from agent_interface.evaluator import (
     LocalIsolation,
     detect_local_isolation,
 )
+from agent_interface.evaluator.images.host_image import program_python
 
 T = TypeVar("T")
 
-def _reachable_by_anyone(path: str) -> bool:
-    """Whether a user owning nothing can execute ``path`` (every directory searchable)."""
-    parts = path.split("/")
-    for depth in range(2, len(parts)):
-        if not os.stat("/".join(parts[:depth])).st_mode & 0o001:
-            return False
-    return bool(os.stat(path).st_mode & 0o001)
-
-
-def _program_python() -> str:
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3", sys.executable):
-        real = os.path.realpath(candidate)
-        if os.path.isfile(real) and _reachable_by_anyone(real):
-            return real
-    return os.path.realpath(sys.executable)
-
-
-PYTHON = _program_python()
+PYTHON = program_python()
 """The interpreter the tests launch (it is the image's executable). Programs run as a
 user of their own, so it is one that such a user can execute: the system's ``python3``
 when the test interpreter sits in a private home directory."""

@@ -30,7 +30,9 @@ __all__ = [
     "CandidateMissingEvidence",
 ]
 
-CandidateMissingEvidence = Literal["usage", "trace", "termination", "executorCapture", "taskOutcome"]
+CandidateMissingEvidence = Literal[
+    "usage", "trace", "termination", "executorCapture", "taskOutcome", "benchmarkResult"
+]
 """Evidence a run receipt needs that could not be recovered."""
 
 CandidateCaptureGapCode = Literal[
@@ -40,10 +42,19 @@ CandidateCaptureGapCode = Literal[
     "output_truncated",
     "task_output_empty",
     "task_output_too_large",
+    "workspace_capture_failed",
+    "workspace_too_large",
+    "workspace_entry_unsupported",
+    "grader_timeout",
+    "grader_output_truncated",
+    "grader_failed",
 ]
 """Why evidence is incomplete: a model call was still open at the end, no model call was
 made (usage cannot be told from zero), the process's end is unknown, its output was cut
-at the capture bound, the task's output is empty or over the task's bound."""
+at the capture bound, the task's output is empty or over the task's bound; the task
+workspace could not be captured, was over its bound or held an entry a Git diff cannot
+carry (a link, a device, a ``.git`` path); the task's grader ran out of time, flooded its
+output bound or could not run."""
 
 
 class CandidateCaptureGap(WireModel):

@@ -1,4 +1,5 @@
-"""Candidate sub-commands: ``candidate verify`` and ``candidate receipt``.
+"""Candidate sub-commands: ``candidate verify`` and ``candidate receipt`` (``run`` and
+``materialize`` are in :mod:`.candidate_run`, ``new`` in :mod:`.authoring`).
 
 ``candidate verify BUNDLE.json [--repository PATH] [--artifacts DIR] [--json]`` runs the
 integrity verifier; ``candidate receipt RESULT.json --context CONTEXT.json`` mints the
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from agent_interface.candidate.verification_result import (
@@ -20,7 +20,13 @@ from agent_interface.candidate.verification_result import (
     CandidateVerification,
     CandidateVerificationRefused,
 )
-from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError
+from agent_interface.cli.candidate_inputs import (
+    directory_option,
+    read_document,
+    refused,
+    repository_error,
+)
+from agent_interface.cli.conventions import EXIT_OK
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.git.tree import RepositoryUnavailable
 from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
@@ -30,15 +36,6 @@ __all__ = ["cmd_candidate_receipt", "cmd_candidate_verify", "register"]
 
 _PROGRESS_AFTER = 10  # artifacts verified before progress lines start
 _LARGE = 8 * 1024 * 1024  # an artifact this large is always announced
-
-
-def _read(source: str) -> bytes:
-    """The bytes of a JSON document; an unreadable one raises ``CommandError`` (exit 2)."""
-    from agent_interface.cli.main import parse_json_bytes, read_bytes
-
-    data = read_bytes(source)
-    parse_json_bytes(data, source)
-    return data
 
 
 class _Progress:
@@ -84,27 +81,19 @@ def _table(result: CandidateVerification) -> str:
 
 def cmd_candidate_verify(args: argparse.Namespace) -> int:
     """``candidate verify BUNDLE.json``: every integrity check, in order."""
-    data = _read(args.bundle)
+    data = read_document(args.bundle)
     resolver: ArtifactResolver | None = None
-    if args.artifacts is not None:
-        directory = Path(args.artifacts)
-        if not directory.is_dir():
-            raise CommandError("not_a_directory", "not a directory", document=str(directory))
+    directory = directory_option("--artifacts", args.artifacts)
+    if directory is not None:
         resolver = DirectoryArtifactResolver(directory)
     try:
         result = verify_candidate_bundle(
             data, repository=args.repository, resolver=resolver, progress=_Progress()
         )
     except RepositoryUnavailable as exc:
-        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
+        raise repository_error(exc, args.bundle, args.repository) from None
     except CandidateVerificationRefused as refusal:
-        if args.json:
-            print(json.dumps({"document": args.bundle, **refusal.to_wire()}, indent=2))
-            return EXIT_REFUSED
-        print(f"{args.bundle}: refused at check {refusal.check}", file=sys.stderr)
-        for issue in refusal.issues:
-            print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
-        return EXIT_REFUSED
+        return refused(args, args.bundle, refusal)
     if args.json:
         print(json.dumps(result.to_wire(), ensure_ascii=False, indent=2))
     else:
@@ -119,8 +108,8 @@ def cmd_candidate_receipt(args: argparse.Namespace) -> int:
         materialization_receipt,
     )
 
-    result_bytes = _read(args.result)
-    context_bytes = _read(args.context)
+    result_bytes = read_document(args.result)
+    context_bytes = read_document(args.context)
     receipt: Any
     try:
         result = CandidateVerification.parse_wire(result_bytes)
@@ -137,24 +126,13 @@ def cmd_candidate_receipt(args: argparse.Namespace) -> int:
 
 
 def _no_receipt(args: argparse.Namespace, document: str, exc: ContractError) -> int:
-    if args.json:
-        payload = {
-            "document": document,
-            "verdict": "refused",
-            "issues": [issue.to_dict() for issue in exc.issues],
-        }
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return EXIT_REFUSED
-    print(f"{document}: no receipt", file=sys.stderr)
-    for issue in exc.issues:
-        print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
-    return EXIT_REFUSED
+    return refused(args, document, exc, verb="no receipt")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``candidate verify`` and ``candidate receipt`` to the main CLI."""
     candidate = subparsers.add_parser(
-        "candidate", help="verify candidate bundles and mint materialization receipts"
+        "candidate", help="build, verify, materialize and run candidate bundles; mint receipts"
     )
     actions = candidate.add_subparsers(dest="candidate_command", required=True, metavar="ACTION")
 
@@ -187,6 +165,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     receipt.set_defaults(handler=cmd_candidate_receipt)
 
-    from agent_interface.cli import candidate_run
+    from agent_interface.cli import authoring, candidate_run
 
     candidate_run.register(actions)
+    authoring.register_candidate_new(actions)

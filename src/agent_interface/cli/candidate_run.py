@@ -14,70 +14,114 @@ verifies, then writes the code tree and the bundle's snapshots into ``DIR`` (see
 Both follow the CLI conventions (:mod:`agent_interface.cli.conventions`): exit 0 done,
 1 refused (the check, JSON Pointer and rule; with ``--json`` the refusal document on
 stdout), 2 not run (unreadable input, an unusable repository, bad usage; with ``--json``
-the error document), and for ``run`` 3 invalid capture (``invalid-capture.json`` names
-what is missing).
+the error document). For ``run``, 0 means the candidate passed, 3 invalid capture
+(``invalid-capture.json`` names what is missing) and 4 not passed (the run receipt is
+written; the candidate failed the grader, exited non-zero, timed out, was killed or was
+cancelled). The summary leads with how the process ended.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from agent_interface.cli.candidate_images import add_image_options, image_options
-from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
+from agent_interface.cli.candidate_inputs import (
+    directory_option,
+    read_document,
+    refused,
+    repository_error,
+)
+from agent_interface.cli.conventions import EXIT_OK, emit_json
 
-__all__ = ["EXIT_INVALID_CAPTURE", "cmd_candidate_materialize", "cmd_candidate_run", "register"]
+__all__ = [
+    "EXIT_INVALID_CAPTURE",
+    "EXIT_NOT_PASSED",
+    "cmd_candidate_materialize",
+    "cmd_candidate_run",
+    "register",
+    "run_summary",
+    "termination_text",
+]
 
 EXIT_INVALID_CAPTURE = 3
+EXIT_NOT_PASSED = 4
 
 _RUN_EXIT_HELP = (
-    "besides the exit statuses below:\n"
-    "  3  invalid capture: the run ended but its evidence is incomplete (invalid-capture.json)"
+    "besides the exit statuses below (0 means the candidate passed):\n"
+    "  3  invalid capture: the run ended but its evidence is incomplete (invalid-capture.json)\n"
+    "  4  not passed: the run receipt is written, but the candidate failed the grader, exited\n"
+    "     non-zero, timed out, was killed by a signal or was cancelled"
 )
 _MIB = 1 << 20
 
 
-def _read(source: str) -> bytes:
-    """The bytes of a JSON document; an unreadable one raises ``CommandError`` (exit 2)."""
-    from agent_interface.cli.main import parse_json_bytes, read_bytes
-
-    data = read_bytes(source)
-    parse_json_bytes(data, source)
-    return data
-
-
-def _directory(path: str | None) -> Path | None:
-    if path is not None and not Path(path).is_dir():
-        raise CommandError("not_a_directory", "not a directory", document=path)
-    return None if path is None else Path(path)
-
-
-def _refused(args: argparse.Namespace, document: str, error: Any) -> int:
-    """Print a refusal (a ``ContractError``, with its check when the verifier refused)."""
-    check = getattr(error, "check", None)
-    if args.json:
-        payload: dict[str, Any] = {"document": document, "verdict": "refused"}
-        if check is not None:
-            payload["check"] = check
-        payload["issues"] = [issue.to_dict() for issue in error.issues]
-        emit_json(payload)
-        return EXIT_REFUSED
-    print(f"{document}: refused" + (f" at check {check}" if check else ""), file=sys.stderr)
-    for issue in error.issues:
-        print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
-    return EXIT_REFUSED
+def termination_text(termination: Mapping[str, Any] | None) -> str:
+    """How the process ended, in words: ``exited 0``, ``timed out after 1.5 s``,
+    ``was killed by SIGKILL``, ``was cancelled`` (``ended for no known reason`` when unknown)."""
+    if not termination:
+        return "ended for no known reason"
+    kind = termination.get("kind")
+    if kind == "exit":
+        return f"exited {termination.get('exitCode')}"
+    if kind == "timeout":
+        return f"timed out after {termination.get('timeoutMs', 0) / 1000:g} s"
+    if kind == "signal":
+        return f"was killed by {termination.get('signal')}"
+    return "was cancelled" if kind == "cancelled" else f"ended ({kind})"
 
 
-def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+def run_summary(result: Any, bundle: str) -> tuple[dict[str, Any], str, int]:
+    """The ``--json`` summary of a run, its one-line headline and the exit status.
+
+    Both lead with how the process ended. The verdict is ``passed`` (exit 0 and the grader
+    passed; exit 0), ``failed`` (it ended by itself but did not pass), ``did-not-finish``
+    (timed out, killed by a signal or cancelled: never passed, whatever its output held),
+    both exit 4, or ``invalid-capture`` (exit 3, with the termination when one is known).
+    """
+    summary: dict[str, Any] = {"document": bundle}
+    if result.run_receipt is not None:
+        receipt = result.run_receipt
+        termination = receipt.termination.to_wire()
+        material = receipt.benchmark_result.material
+        if termination["kind"] != "exit":
+            verdict = "did-not-finish"
+        else:
+            verdict = "passed" if material.passed and termination["exitCode"] == 0 else "failed"
+        summary.update(verdict=verdict, termination=termination, passed=verdict == "passed", score=material.score)
+        label = {"passed": "passed", "failed": "not passed", "did-not-finish": "did not finish, not passed"}
+        headline = f"{label[verdict]}: the process {termination_text(termination)}; score {material.score}"
+        code = EXIT_OK if verdict == "passed" else EXIT_NOT_PASSED
+    else:
+        capture = result.invalid_capture
+        wire = capture.to_wire()
+        summary.update(verdict="invalid-capture", termination=wire.get("termination"), passed=False)
+        reasons = ", ".join(reason.code for reason in capture.reasons)
+        headline = (f"invalid capture: the process {termination_text(wire.get('termination'))}; "
+                    f"missing {', '.join(capture.missing)} ({reasons})")
+        code = EXIT_INVALID_CAPTURE
+    summary.update(out=str(result.out), materializationReceipt=result.materialization_receipt.digest,
+                   executionPlan=result.plan.digest)
+    if result.run_receipt is not None:
+        summary["runReceipt"] = result.run_receipt.digest
+    else:
+        summary.update(invalidCapture=result.invalid_capture.digest, missing=list(result.invalid_capture.missing),
+                       reasons=[reason.code for reason in result.invalid_capture.reasons])
+    return summary, headline, code
+
+
+def _print_summary(summary: dict[str, Any], as_json: bool, headline: str | None = None) -> None:
     if as_json:
         emit_json(summary)
         return
     import json
 
+    if headline is not None:
+        print(headline)
     for key, value in summary.items():
-        shown = json.dumps(value) if isinstance(value, dict | list) else value
+        shown = json.dumps(value) if isinstance(value, dict | list) or value is None else value
         print(f"{key:24} {shown}")
 
 
@@ -127,20 +171,21 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
     )
     from agent_interface.core.errors import ContractError
     from agent_interface.evaluator.git.tree import RepositoryUnavailable
-    from agent_interface.evaluator.run.candidate_run import run_candidate_async
+    from agent_interface.evaluator.run.candidate_run import CandidateRunRefused, run_candidate_async
+    from agent_interface.evaluator.run.output_directory import OutputDirectoryRefused
 
-    bundle = _read(args.bundle)
-    task_bytes = _read(args.task)
-    suite_bytes = _read(args.suite) if args.suite else None
-    artifacts = _directory(args.artifacts)
+    bundle = read_document(args.bundle)
+    task_bytes = read_document(args.task)
+    suite_bytes = read_document(args.suite) if args.suite else None
+    artifacts = directory_option("--artifacts", args.artifacts)
     try:
         task = AgentCandidateBenchmarkTask.parse_wire(task_bytes)
     except ContractError as error:
-        return _refused(args, args.task, error)
+        return refused(args, args.task, error)
     try:
         suite = None if suite_bytes is None else AgentCandidateBenchmarkSuite.parse_wire(suite_bytes)
     except ContractError as error:
-        return _refused(args, args.suite, error)
+        return refused(args, args.suite, error)
     progress = _ProgressLine(not args.json)
 
     async def run(options: dict[str, Any]) -> Any:
@@ -158,28 +203,19 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(run(image_options(args, bundle, task)))
     except RepositoryUnavailable as exc:
-        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
+        raise repository_error(exc, args.bundle, args.repository) from None
+    except CandidateRunRefused as error:
+        documents = {"task": args.task, "out": args.out}
+        return refused(args, documents.get(error.document, args.bundle), error)
+    except OutputDirectoryRefused as error:
+        return refused(args, args.out, error)
     except ContractError as error:
-        return _refused(args, args.bundle, error)
+        return refused(args, args.bundle, error)
     finally:
         progress.finish()
-    summary: dict[str, Any] = {
-        "document": args.bundle,
-        "verdict": "ran" if result.run_receipt is not None else "invalid-capture",
-        "out": str(result.out),
-        "materializationReceipt": result.materialization_receipt.digest,
-        "executionPlan": result.plan.digest,
-    }
-    if result.run_receipt is not None:
-        material = result.run_receipt.benchmark_result.material
-        summary.update(runReceipt=result.run_receipt.digest, termination=result.run_receipt.termination.to_wire(),
-                       score=material.score, passed=material.passed)
-    else:
-        summary.update(invalidCapture=result.invalid_capture.digest,
-                       missing=list(result.invalid_capture.missing),
-                       reasons=[reason.code for reason in result.invalid_capture.reasons])
-    _print_summary(summary, args.json)
-    return EXIT_OK if result.run_receipt is not None else EXIT_INVALID_CAPTURE
+    summary, headline, code = run_summary(result, args.bundle)
+    _print_summary(summary, args.json, headline)
+    return code
 
 
 def cmd_candidate_materialize(args: argparse.Namespace) -> int:
@@ -188,9 +224,10 @@ def cmd_candidate_materialize(args: argparse.Namespace) -> int:
     from agent_interface.evaluator.git.export import TreeExportLimits
     from agent_interface.evaluator.git.tree import RepositoryUnavailable
     from agent_interface.evaluator.run.materialize import materialize_candidate
+    from agent_interface.evaluator.run.output_directory import OutputDirectoryRefused
 
-    bundle = _read(args.bundle)
-    artifacts = _directory(args.artifacts)
+    bundle = read_document(args.bundle)
+    artifacts = directory_option("--artifacts", args.artifacts)
     defaults = TreeExportLimits()
     tree_limits = TreeExportLimits(
         max_entries=args.max_files or defaults.max_entries,
@@ -201,9 +238,9 @@ def cmd_candidate_materialize(args: argparse.Namespace) -> int:
         result = materialize_candidate(bundle, repository=args.repository, into=args.into, artifacts=artifacts,
                                        git_limits=_git_limits(args), tree_limits=tree_limits)
     except RepositoryUnavailable as exc:
-        raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
+        raise repository_error(exc, args.bundle, args.repository) from None
     except ContractError as error:
-        return _refused(args, args.bundle, error)
+        return refused(args, args.into if isinstance(error, OutputDirectoryRefused) else args.bundle, error)
     _print_summary({"document": args.bundle, "verdict": "materialized", "into": args.into, **result.to_wire()},
                    args.json)
     return EXIT_OK

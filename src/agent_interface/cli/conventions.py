@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 import textwrap
@@ -31,6 +32,7 @@ __all__ = [
     "CommandError",
     "CommandParser",
     "UsageError",
+    "creation_reason",
     "emit_json",
     "report_command_error",
     "unknown_schema",
@@ -88,6 +90,23 @@ class CommandError(Exception):
         if self.suggestions:
             payload["suggestions"] = list(self.suggestions)
         return payload
+
+
+def creation_reason(error: OSError) -> str:
+    """Why a directory could not be created, in words (``mkdir -p`` semantics: a missing
+    parent is created, so "not found" means the file system refuses new entries there)."""
+    reasons = {
+        errno.ENOENT: "the file system there does not allow new directories",
+        errno.ENOTDIR: "a parent of the path is a file, not a directory",
+        errno.EEXIST: "it exists and is not a directory",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "the file system is read-only",
+        errno.ENAMETOOLONG: "a name in the path is longer than the file system allows",
+        errno.ENOSPC: "no space left on the device",
+    }
+    return "cannot create the directory: " + reasons.get(
+        error.errno or 0, (error.strerror or "it cannot be created").lower())
 
 
 def unknown_schema(typed: str, *, document: str | None = None) -> CommandError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from agent_interface.cli.conventions import (
     CommandError,
     CommandParser,
     UsageError,
+    creation_reason,
     emit_json,
     report_command_error,
     unknown_schema,
@@ -61,6 +63,7 @@ _COMMAND_MODULES = (
     "agent_interface.cli.profile",
     "agent_interface.cli.kb",
     "agent_interface.cli.candidate",
+    "agent_interface.cli.authoring",
     "agent_interface.cli.experiment",
 )
 
@@ -98,7 +101,7 @@ def load_json(source: str) -> Any:
 
 
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def parse_json_bytes(data: bytes, source: str) -> Any:
@@ -111,12 +114,9 @@ def parse_json_bytes(data: bytes, source: str) -> Any:
     except RecursionError:
         raise Unreadable("json_invalid", "not valid JSON (nested too deeply)", document=source) from None
     except ValueError as exc:
-        # json's messages name a position, never the text.
-        reason = str(exc) if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) else "not valid JSON"
-        if isinstance(exc, UnicodeDecodeError):
-            reason = "not UTF-8"
-        elif not isinstance(exc, json.JSONDecodeError) and "byte order mark" in str(exc):
-            reason = "a byte order mark is not JSON"
+        # json's messages name a position, never the text; ours name the rule (a byte
+        # order mark, NaN or Infinity), once.
+        reason = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
         raise Unreadable("json_invalid", f"not valid JSON ({reason})", document=source) from None
 
 
@@ -287,8 +287,7 @@ def cmd_schema_export(args: argparse.Namespace) -> int:
     except FileExistsError:
         raise CommandError("not_a_directory", "exists and is not a directory", document=str(out)) from None
     except OSError as exc:
-        code, reason = _os_reason(exc)
-        raise CommandError(code, reason, document=str(out)) from None
+        raise CommandError("unwritable", creation_reason(exc), document=str(out)) from None
     written = []
     failure: OSError | None = None
     for name in wire_schemas():
@@ -331,9 +330,9 @@ _EXPECTED = frozenset({"accepted", "refused"})
 
 def _manifest_rows(directory: Path) -> list[dict[str, Any]]:
     """One row per manifest entry; an entry that cannot be used carries ``problem``."""
-    if not directory.exists():
+    if not os.path.exists(directory):  # False, never OSError (a name too long, a loop)
         raise CommandError("directory_not_found", "directory not found", document=str(directory))
-    if not directory.is_dir():
+    if not os.path.isdir(directory):
         raise CommandError("not_a_directory", "not a directory", document=str(directory))
     rows: list[dict[str, Any]] = []
     for manifest in sorted(directory.rglob("manifest.json")):
@@ -442,6 +441,7 @@ _PLUGIN_OF = {
     "profile": "agent_interface.cli.profile",
     "kb": "agent_interface.cli.kb",
     "candidate": "agent_interface.cli.candidate",
+    "task": "agent_interface.cli.authoring",
     "experiment": "agent_interface.cli.experiment",
 }
 

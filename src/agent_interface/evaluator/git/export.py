@@ -200,35 +200,59 @@ def export_tree(
         total = sum(sizes[blob] for _, blob, _ in plan.files)
         if total > limits.max_total_bytes:
             raise _refuse("tree_too_large", f"the tree's files hold over {limits.max_total_bytes} bytes")
-        root_fd = os.open(target, _DIR_FLAGS)
+        _check_names(target, plan)
         try:
-            for directory in plan.directories:
-                parent, name = _open_parent(root_fd, directory)
-                try:
-                    os.mkdir(name, 0o755, dir_fd=parent)
-                finally:
-                    os.close(parent)
-            unreadable = GitTreeRefused("repository_objects_unreadable", "a blob of the tree cannot be read")
-            paths: dict[str, list[tuple[bytes, int]]] = {}
-            for path, blob, mode in plan.files:
-                paths.setdefault(blob, []).append((path, mode))
-            link_targets: dict[str, bytes] = {}
-            link_blobs = {blob for _, blob in plan.links}
-            for chunk in _read_rounds(blobs, sizes):
-                for blob, answer in zip(chunk, batch.read(chunk), strict=True):
-                    kind, content = verified_object(answer, blob, algorithm, unreadable)
-                    if kind != "blob" or len(content) != sizes[blob]:
-                        raise unreadable
-                    for path, mode in paths.get(blob, ()):
-                        _write_blob(root_fd, path, content, mode)
-                    if blob in link_blobs:
-                        link_targets[blob] = content
-            for path, blob in plan.links:
-                _make_link(root_fd, path, link_targets[blob])
-        finally:
-            os.close(root_fd)
+            _write_plan(batch, algorithm, plan, blobs, sizes, target)
+        except OSError as error:  # a name or a file the file system will not take
+            reason = (error.strerror or "cannot be written").lower()
+            raise _refuse("tree_unwritable", f"the file system refused a file of the tree ({reason})") from None
     _check_links(target, [path for path, _ in plan.links])
     return len(plan.files) + len(plan.links)
+
+
+def _check_names(target: Path, plan: _Plan) -> None:
+    """Refuse, before writing anything, a name longer than the target's file system takes."""
+    try:
+        name_max = os.pathconf(target, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    paths = [*plan.directories, *(path for path, _, _ in plan.files), *(path for path, _ in plan.links)]
+    if any(len(path.rsplit(b"/", 1)[-1]) > name_max for path in paths):
+        raise _refuse("tree_name_too_long", f"a file name in the tree is longer than {name_max} bytes, "
+                      "the most this file system takes")
+
+
+def _write_plan(
+    batch: CatFileBatch, algorithm: str, plan: _Plan, blobs: list[str], sizes: dict[str, int], target: Path
+) -> None:
+    """Make the plan's directories, files and links under ``target`` (``OSError`` as raised)."""
+    root_fd = os.open(target, _DIR_FLAGS)
+    try:
+        for directory in plan.directories:
+            parent, name = _open_parent(root_fd, directory)
+            try:
+                os.mkdir(name, 0o755, dir_fd=parent)
+            finally:
+                os.close(parent)
+        unreadable = GitTreeRefused("repository_objects_unreadable", "a blob of the tree cannot be read")
+        paths: dict[str, list[tuple[bytes, int]]] = {}
+        for path, blob, mode in plan.files:
+            paths.setdefault(blob, []).append((path, mode))
+        link_targets: dict[str, bytes] = {}
+        link_blobs = {blob for _, blob in plan.links}
+        for chunk in _read_rounds(blobs, sizes):
+            for blob, answer in zip(chunk, batch.read(chunk), strict=True):
+                kind, content = verified_object(answer, blob, algorithm, unreadable)
+                if kind != "blob" or len(content) != sizes[blob]:
+                    raise unreadable
+                for path, mode in paths.get(blob, ()):
+                    _write_blob(root_fd, path, content, mode)
+                if blob in link_blobs:
+                    link_targets[blob] = content
+        for path, blob in plan.links:
+            _make_link(root_fd, path, link_targets[blob])
+    finally:
+        os.close(root_fd)
 
 
 def _make_link(root_fd: int, path: bytes, link: bytes) -> None:

@@ -179,8 +179,10 @@ def locate_repository(repository: Path | str, read_config: ConfigReader) -> Repo
     :class:`RepositoryUnavailable` when the path is not a repository root;
     :class:`GitTreeRefused` when the repository may not be borrowed (see the module).
     """
-    root = Path(repository)
-    if not root.is_dir():
+    # Absolute before anything runs: git runs in a scratch directory, where a path
+    # relative to the caller's working directory would name nothing.
+    root = Path(os.path.abspath(repository))
+    if not os.path.isdir(root):  # False, not OSError, for a name too long or a loop
         raise RepositoryUnavailable(f"{root}: not a directory")
     git_dir = _git_dir(root)
     common = git_dir

@@ -25,7 +25,7 @@ from typing import Final
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 
-__all__ = ["LocalHostImage"]
+__all__ = ["LocalHostImage", "program_python"]
 
 _KIND: Final = "agent-interface.local-host-image.v1"
 
@@ -149,3 +149,35 @@ class LocalHostImage:
             )
         self._pinned[pinned.path] = current
         return current.target
+
+
+def _executable_by_anyone(path: str) -> bool:
+    """Whether a user who owns nothing can execute ``path`` (every directory searchable)."""
+    parts = path.split("/")
+    try:
+        for depth in range(2, len(parts)):
+            if not os.stat("/".join(parts[:depth])).st_mode & stat.S_IXOTH:
+                return False
+        return bool(os.stat(path).st_mode & stat.S_IXOTH)
+    except OSError:
+        return False
+
+
+def program_python(current: str | None = None) -> str:
+    """A Python interpreter a program's own user can execute, resolved to its real file.
+
+    The local provider runs each environment's programs as a user of their own, so an
+    interpreter in a private home directory (a ``pyenv`` or a virtual environment under a
+    ``0700`` ``/root``, say) cannot start there. This is ``current`` (default: this
+    process's interpreter) when anyone can execute it, else the system's
+    ``/usr/bin/python3`` or ``/usr/local/bin/python3``, else ``current`` unchanged.
+    """
+    import sys
+
+    mine = os.path.realpath(current or sys.executable)
+    for candidate in (mine, "/usr/bin/python3", "/usr/local/bin/python3"):
+        real = os.path.realpath(candidate)
+        if os.path.isfile(real) and _executable_by_anyone(real):
+            return real
+    return mine
+

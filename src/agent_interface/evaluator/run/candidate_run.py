@@ -37,13 +37,10 @@ the endpoint is named by its host path.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import os
-import platform
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -61,7 +58,7 @@ from agent_interface.candidate.execution_plan import (
 )
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
-from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT, planned_launch
+from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT
 from agent_interface.candidate.receipts import (
     AgentCandidateMaterializationReceipt,
     AgentCandidateRunReceipt,
@@ -70,17 +67,31 @@ from agent_interface.candidate.tasks import (
     AgentCandidateBenchmarkSuite,
     AgentCandidateBenchmarkTask,
 )
-from agent_interface.core.canonical import canonical_digest, sha256_bytes
+from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
-from agent_interface.core.model import WireModel
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
+from agent_interface.evaluator.run.attempt import (
+    CandidateRunProgress,
+    CandidateRunRefused,
+    artifact_bytes,
+    execute_launch,
+    host_executable,
+    launch_request,
+    local_container,
+    stage_workspaces,
+    system_prompt,
+    task_artifact,
+)
 from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
-from agent_interface.evaluator.run.evidence import RunCapture, assemble_run
+from agent_interface.evaluator.run.evidence import assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
-from agent_interface.evaluator.run.snapshot import unpack_snapshot
+from agent_interface.evaluator.run.output_directory import (
+    claim_output_directory,
+    publish_output_directory,
+)
 from agent_interface.evaluator.run.write_atomic import write_json_atomic
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
@@ -92,6 +103,7 @@ from agent_interface.evaluator.verify.resolver import (
 
 __all__ = [
     "CandidateRunProgress",
+    "CandidateRunRefused",
     "CandidateRunResult",
     "fetch_artifact",
     "local_artifact_resolver",
@@ -99,19 +111,9 @@ __all__ = [
     "run_candidate_async",
 ]
 
-_ARCH: Final = {"x86_64": "amd64", "aarch64": "arm64"}
 _LIFETIME_GRACE_MS: Final = 120_000
 _INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
 _MODEL_DIRECTORY: Final = "/tangle/model"
-
-
-@dataclass(frozen=True, slots=True)
-class CandidateRunProgress:
-    """A progress snapshot while the candidate runs."""
-
-    elapsed_ms: int
-    model_calls: int
-    timeout_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +128,8 @@ class CandidateRunResult:
     invalid_capture: CandidateInvalidCapture | None
 
 
-def _refuse(pointer: str, code: str, message: str) -> ContractError:
-    return ContractError.single(pointer, code, message, subject="local candidate run")
+def _refuse(pointer: str, code: str, message: str, document: str = "bundle") -> ContractError:
+    return CandidateRunRefused(document, pointer, code, message)
 
 
 class _LocalFiles:
@@ -161,51 +163,7 @@ def fetch_artifact(artifact: Mapping[str, Any], resolver: ArtifactResolver | Non
     """The checked bytes of a captured artifact (embedded, or through ``resolver``)."""
     if resolver is None and artifact.get("encoding") != "base64":
         raise _refuse(pointer, "artifact_unavailable", "no resolver for a located artifact")
-    return _bytes_of(artifact, resolver, pointer)  # type: ignore[arg-type]
-
-
-def _bytes_of(artifact: Mapping[str, Any], resolver: ArtifactResolver, pointer: str) -> bytes:
-    if artifact.get("encoding") == "base64":
-        data = base64.b64decode(artifact["content"])
-    else:
-        locator = artifact["locator"]
-        data = resolver.fetch(ArtifactRequest(
-            pointer=pointer, kind=locator["kind"],
-            locator={k: str(v) for k, v in locator.items() if k != "kind"},
-            sha256=artifact["sha256"], byte_length=artifact["byteLength"],
-        ))
-    if len(data) != artifact["byteLength"] or sha256_bytes(data) != artifact["sha256"]:
-        raise _refuse(pointer, "artifact_mismatch", "the artifact bytes are not the declared ones")
-    return data
-
-
-def _host_executable(bundle: AgentCandidateBundle) -> str:
-    """The host file the plan's executable names (absolute, or found along the bundle's PATH)."""
-    execution = bundle.execution.to_wire()
-    executable, _ = planned_launch(execution, "/tangle/candidate")
-    if executable.startswith("/"):
-        return executable
-    path = (execution.get("env") or {}).get("PATH", {}).get("value", "")
-    for directory in path.split(":"):
-        candidate = f"{directory.rstrip('/')}/{executable}"
-        if directory.startswith("/") and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    raise _refuse("/execution/launch", "executable_unavailable",
-                  "the launch's executable is not on this host along the bundle's PATH")
-
-
-def _local_container(image: str) -> dict[str, Any]:
-    digest = image.split("@", 1)[1]
-    return {"source": "evaluator-task-container", "image": "local-host", "indexDigest": digest,
-            "manifestDigest": digest,
-            "platform": {"os": "linux", "architecture": _ARCH.get(platform.machine(), platform.machine())}}
-
-
-def _system_prompt(bundle: AgentCandidateBundle) -> str:
-    prompt = bundle.profile.prompt
-    if prompt is None:
-        return ""
-    return "\n\n".join(text for text in (prompt.system_prompt, prompt.append_system_prompt) if text)
+    return artifact_bytes(artifact, resolver, pointer)  # type: ignore[arg-type]
 
 
 def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, in_container: bool = False) -> None:
@@ -214,96 +172,13 @@ def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, 
                       "the local evaluator runs host executables, not the container the bundle pins")
     if task.evaluator_task_container is not None and not in_container:
         raise _refuse("/evaluatorTaskContainer", "container_unavailable",
-                      "the local evaluator runs host executables, not the container the task selects")
+                      "the local evaluator runs host executables, not the container the task selects", "task")
     if task.outcome.kind != "output":
         raise _refuse("/outcome/kind", "outcome_unsupported",
-                      "the local evaluator captures output outcomes (standard output) only")
+                      "the local evaluator captures output outcomes (standard output) only", "task")
     if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
         raise _refuse("/execution/launch/interpreter", "executable_unavailable",
                       "the local evaluator launches entrypoints through a host interpreter only")
-
-
-async def _stage(environment: Any, plan: AgentCandidateExecutionPlanEvidence, bundle: AgentCandidateBundle,
-                 task: AgentCandidateBenchmarkTask, resolver: ArtifactResolver, scratch: Path,
-                 activation_files: list[dict[str, Any]]) -> None:
-    material = plan.material
-    snapshots = [("/workspace", material.workspaces.task_root, task.workspace.to_wire())]
-    if material.candidate_workspace is not None and material.workspaces.candidate_root is not None:
-        snapshots.append(("/execution/workspace", material.workspaces.candidate_root,
-                          material.candidate_workspace.to_wire()))
-    for index, (pointer, root, evidence) in enumerate(snapshots):
-        archive = _bytes_of(evidence["archive"], resolver, pointer + "/archive")
-        target = scratch / f"snapshot-{index}"
-        target.mkdir()
-        for entry in unpack_snapshot(evidence["material"], archive, target, pointer=pointer):
-            data = (target / entry.path).read_bytes()
-            await environment.write_file(f"{root}/{entry.path}", data, mode=entry.mode)
-    target_root = material.workspaces.candidate_root if material.profile.target_workspace == "candidate" \
-        else material.workspaces.task_root
-    for file in activation_files:
-        await environment.write_file(f"{target_root}/{file['path']}", file["content"].encode(), mode=file["mode"])
-
-
-def _launch(plan: AgentCandidateExecutionPlanEvidence, instruction: str) -> dict[str, Any]:
-    material = plan.material
-    launch = material.launch
-    root = material.workspaces.candidate_root if launch.cwd.workspace == "candidate" else material.workspaces.task_root
-    args = [value.value for value in launch.args]
-    request: dict[str, Any] = {
-        "executable": launch.executable,
-        "cwd": root if launch.cwd.path == "." else f"{root}/{launch.cwd.path}",
-        "env": {name: value.value for name, value in launch.env.items()},
-        "timeoutMs": material.limits.timeout_ms,
-    }
-    delivery = material.instruction_delivery.kind
-    if delivery == "argv-append":
-        args.append(instruction)
-    elif delivery == "stdin-utf8":
-        request["stdin"] = instruction
-    request["args"] = args
-    return request
-
-
-def _wire(value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if isinstance(value, WireModel):
-        return value.to_wire()
-    return dict(value)
-
-
-async def _execute(environment: Any, launch: dict[str, Any], endpoint: ModelEndpoint, timeout_ms: int,
-                   progress: Callable[[CandidateRunProgress], None] | None,
-                   cancel: asyncio.Event | None) -> RunCapture:
-    started = int(time.time() * 1000)
-    process = await environment.process.spawn(launch)
-    waiter = asyncio.ensure_future(process.wait())
-    try:
-        while not waiter.done():
-            done, _ = await asyncio.wait({waiter}, timeout=0.25)
-            if progress is not None:
-                progress(CandidateRunProgress(int(time.time() * 1000) - started, len(endpoint.calls), timeout_ms))
-            if cancel is not None and cancel.is_set() and not done:
-                await process.kill()
-        termination = waiter.result()
-    except BaseException:
-        waiter.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(process.kill())
-        raise
-    ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in endpoint.calls)])
-    container_id = getattr(process, "container_id", None)
-    executor = {} if container_id is None else {"containerId": container_id, "oomKilled": await process.oom_killed()}
-    if hasattr(process, "output_bytes"):
-        stdout, stderr = await process.output_bytes("stdout"), await process.output_bytes("stderr")
-        dropped = await process.output_dropped()
-    else:
-        stdout = "".join([chunk async for chunk in process.stdout()]).encode()
-        stderr = "".join([chunk async for chunk in process.stderr()]).encode()
-        dropped = {}
-    return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
-                      stderr=stderr, dropped=dropped, calls=list(endpoint.calls),
-                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events), executor=executor)
 
 
 async def run_candidate_async(
@@ -333,16 +208,16 @@ async def run_candidate_async(
     ``executor``, ``images`` (an image store) and ``image`` (the evaluator's
     ``name@sha256:<index>``) choose a container run: see :mod:`.container_run`.
     """
-    target = Path(out)
-    if target.exists():
-        raise _refuse("/out", "output_exists", "the output directory must not exist yet")
-    task.verify_digest()
+    try:
+        task.verify_digest()
+    except ContractError as error:
+        issue = error.issues[0]
+        raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
     if suite is None:
         suite = AgentCandidateBenchmarkSuite.seal({"kind": "agent-candidate-benchmark-suite",
                                                    "digestAlgorithm": "rfc8785-sha256",
                                                    "taskDigests": [task.digest], "reps": 1, "seeds": [0]})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    work = claim_output_directory(out, pointer="/out", may_exist_empty=False)
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
     provider: LocalExactProcessProvider | ContainerRun | None = None
     try:
@@ -360,13 +235,18 @@ async def run_candidate_async(
         in_container = container_wanted(parsed, task, executor, image)
         _preflight(parsed, task, in_container)
         grader = task.grader
-        checks = parse_output_checks(grader.name, grader.version,
-                                     _bytes_of(grader.artifact.to_wire(), resolver, "/grader/artifact"))
+        grader_bytes = task_artifact(grader.artifact.to_wire(), resolver, "/grader/artifact",
+                                      f"the task's grader {grader.name} {grader.version}")
+        try:
+            checks = parse_output_checks(grader.name, grader.version, grader_bytes)
+        except ContractError as error:
+            issue = error.issues[0]
+            raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
         if in_container:
             provider = await ContainerRun.open(parsed, task, images=images, image=image)
             model_directory = provider.model_directory
         else:
-            executable = _host_executable(parsed)
+            executable = host_executable(parsed)
             model_directory = scratch / "model"
             model_directory.mkdir(mode=0o711)
             provider = LocalExactProcessProvider(
@@ -386,7 +266,7 @@ async def run_candidate_async(
                                  exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
                                  backend=model or EchoModel(),
                                  requested=task.model.requested,
-                                 prompt=_system_prompt(parsed),
+                                 prompt=system_prompt(parsed),
                                  max_model_calls=task.limits.max_model_calls,
                                  max_input_tokens=task.limits.max_input_tokens,
                                  max_output_tokens=task.limits.max_output_tokens,
@@ -399,7 +279,7 @@ async def run_candidate_async(
             experiment_digest=experiment_digest or canonical_digest(
                 {"kind": "agent-interface.local-run", "suite": suite.digest}),
             execution_id=execution_id, grant_digest=grant,
-            container=provider.plan_container if isinstance(provider, ContainerRun) else _local_container(provider.image),
+            container=provider.plan_container if isinstance(provider, ContainerRun) else local_container(provider.image),
             evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address},
             task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
         )
@@ -416,10 +296,10 @@ async def run_candidate_async(
                 "metadata": {"executionId": execution_id}, "idempotencyKey": execution_id,
             })
             activation = [f.to_wire() for f in context.profile_activation.files]
-            await _stage(environment, plan, parsed, task, resolver, scratch, activation)
+            await stage_workspaces(environment, plan, task, resolver, scratch, activation)
             if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                 await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
-            capture = await _execute(environment, _launch(plan, task.instruction), endpoint,
+            capture = await execute_launch(environment, launch_request(plan, task.instruction), endpoint,
                                      task.limits.timeout_ms, progress, cancel)
             capture.provider, capture.environment_id = provider.name, environment.id
             if isinstance(provider, ContainerRun):
@@ -433,7 +313,7 @@ async def run_candidate_async(
             write_json_atomic(work / "invalid-capture.json", outcome.to_wire())
         else:
             write_json_atomic(work / "run-receipt.json", outcome.to_wire())
-        os.rename(work, target)
+        target = publish_output_directory(work, out, pointer="/out")
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -17,13 +17,19 @@ Incomplete evidence, each with its code:
 * ``termination``: the provider reported no terminal reason (``termination_unknown``);
 * ``executorCapture``: output past the capture bound was dropped (``output_truncated``);
 * ``taskOutcome``: an empty output (``task_output_empty``) or one above the task's
-  ``maxBytes`` (``task_output_too_large``).
+  ``maxBytes`` (``task_output_too_large``), for output tasks.
+
+A workspace task's outcome is captured and graded by the caller (the experiment engine's
+:mod:`agent_interface.evaluator.experiment.workspace_outcome` and
+:mod:`~agent_interface.evaluator.experiment.task_grader`) and handed in as a
+:class:`GradedOutcome`; what the caller could not capture or grade comes in as more gaps.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,11 +46,11 @@ from agent_interface.candidate.receipts import (
     AgentCandidateRunReceipt,
 )
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
-from agent_interface.evaluator.run.grader import grade_output
+from agent_interface.evaluator.run.grader import OutputChecksGrade, grade_output
 from agent_interface.evaluator.run.model_endpoint import ModelCallRecord
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
-__all__ = ["RunCapture", "assemble_run"]
+__all__ = ["GradedOutcome", "RunCapture", "assemble_run", "capture_gaps"]
 
 
 @dataclass(slots=True)
@@ -66,11 +72,23 @@ class RunCapture:
     """More executor facts for the capture (a container run's ``containerId``, ``image``, ``oomKilled``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class GradedOutcome:
+    """A task outcome the caller captured (its wire ``outcome``) and the grade it got, with the
+    grader's start and end (epoch milliseconds)."""
+
+    outcome: dict[str, Any]
+    grade: OutputChecksGrade
+    started_at_ms: int
+    ended_at_ms: int
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _gaps(capture: RunCapture, task: AgentCandidateBenchmarkTask) -> list[dict[str, str]]:
+def capture_gaps(capture: RunCapture, task: AgentCandidateBenchmarkTask) -> list[dict[str, str]]:
+    """What the capture leaves incomplete (see the module docstring); empty when complete."""
     gaps = []
     if capture.unsettled_calls:
         gaps.append({"evidence": "usage", "code": "model_call_unsettled",
@@ -86,6 +104,8 @@ def _gaps(capture: RunCapture, task: AgentCandidateBenchmarkTask) -> list[dict[s
         gaps.append({"evidence": "executorCapture", "code": "output_truncated",
                      "message": "output past the capture bound was dropped"})
     spec = task.outcome
+    if spec.kind != "output":
+        return gaps
     if not capture.stdout:
         gaps.append({"evidence": "taskOutcome", "code": "task_output_empty",
                      "message": "the task output (standard output) is empty"})
@@ -171,12 +191,20 @@ def assemble_run(
     task: AgentCandidateBenchmarkTask,
     checks: list[dict[str, Any]],
     store: LocalArtifactStore,
+    graded: GradedOutcome | None = None,
+    gaps: Sequence[Mapping[str, str]] = (),
 ) -> AgentCandidateRunReceipt | CandidateInvalidCapture:
-    """The run receipt, or the invalid capture when evidence is incomplete (module docstring)."""
+    """The run receipt, or the invalid capture when evidence is incomplete (module docstring).
+
+    ``graded`` is the caller's captured and graded outcome (required for a workspace task);
+    ``gaps`` are more reasons the caller found the evidence incomplete."""
     material = plan.material
     trace = store.put(_trace(capture, plan))
     executor = store.put(_executor_capture(capture, store))
-    gaps = _gaps(capture, task)
+    gaps = [*capture_gaps(capture, task), *(dict(gap) for gap in gaps)]
+    if graded is None and task.outcome.kind != "output" and not gaps:
+        gaps.append({"evidence": "taskOutcome", "code": "workspace_capture_failed",
+                     "message": "no workspace outcome was captured"})
     if gaps:
         record: dict[str, Any] = {
             "kind": "agent-interface.candidate-invalid-capture",
@@ -188,19 +216,28 @@ def assemble_run(
         if capture.termination is not None:
             record["termination"] = capture.termination
         return CandidateInvalidCapture.seal(record)
-    assert task.outcome.kind == "output"
     settlement = AgentCandidateModelSettlementEvidence.seal(_settlement(capture, plan))
-    output = store.put(capture.stdout)
+    if graded is None:
+        assert task.outcome.kind == "output"
+        output = store.put(capture.stdout)
+        outcome_wire: dict[str, Any] = {
+            "kind": "output", "spec": {"mediaType": task.outcome.media_type, "maxBytes": task.outcome.max_bytes},
+            "artifact": output.to_wire()}
+    else:
+        outcome_wire = graded.outcome
     outcome = AgentCandidateTaskOutcomeEvidence.seal({
         "kind": "agent-candidate-task-outcome-material",
         "executionPlanDigest": plan.digest,
-        "outcome": {"kind": "output",
-                    "spec": {"mediaType": task.outcome.media_type, "maxBytes": task.outcome.max_bytes},
-                    "artifact": output.to_wire()},
+        "outcome": outcome_wire,
     })
-    grading_started = max(_now_ms(), capture.ended_at_ms)
-    grade = grade_output(checks, capture.stdout)
-    grading_ended = max(_now_ms(), grading_started)
+    if graded is None:
+        grading_started = max(_now_ms(), capture.ended_at_ms)
+        grade = grade_output(checks, capture.stdout, capture.termination)
+        grading_ended = max(_now_ms(), grading_started)
+    else:
+        grade = graded.grade
+        grading_started = max(graded.started_at_ms, capture.ended_at_ms)
+        grading_ended = max(graded.ended_at_ms, grading_started)
     zero = {"inputTokens": 0, "outputTokens": 0, "cachedInputTokens": 0, "reasoningTokens": 0,
             "modelCalls": 0, "costUsdNanos": 0, "costProvenance": "observed"}
     result = AgentCandidateBenchmarkResultEvidence.seal({

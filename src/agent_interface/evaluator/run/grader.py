@@ -11,7 +11,9 @@ document of checks on the output text::
 Each check scores 1 or 0 (``contains``: the UTF-8 output holds the text; ``maxBytes``:
 the output has at most that many bytes); the score is their mean, ``passed`` means all
 passed, and the dimensions are the checks by name, sorted. The evidence is the JSON of
-every check's verdict. A task naming another grader, or an artifact that is not such a
+every check's verdict. A run that did not end by itself with exit status 0 (timed out,
+killed by a signal, cancelled, or a failing status) neither passes nor scores, whatever
+its partial output holds. A task naming another grader, or an artifact that is not such a
 document, is refused (``grader_unsupported``).
 """
 
@@ -19,12 +21,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from agent_interface.core.errors import ContractError
 
-__all__ = ["OUTPUT_CHECKS_GRADER", "OutputChecksGrade", "grade_output", "parse_output_checks"]
+__all__ = ["OUTPUT_CHECKS_GRADER", "OutputChecksGrade", "finished_cleanly", "grade_output", "parse_output_checks"]
 
 OUTPUT_CHECKS_GRADER: Final = ("agent-interface/output-checks", "1")
 """``(name, version)`` of the one grader the local evaluator runs."""
@@ -75,8 +78,19 @@ def parse_output_checks(name: str, version: str, artifact: bytes) -> list[dict[s
     return checks
 
 
-def grade_output(checks: list[dict[str, Any]], output: bytes) -> OutputChecksGrade:
-    """Apply ``checks`` to ``output``."""
+def finished_cleanly(termination: Mapping[str, Any] | None) -> bool:
+    """Whether the process ended by itself with exit status 0 (not a timeout, a signal,
+    a cancellation or a failing status)."""
+    return termination is not None and termination.get("kind") == "exit" and termination.get("exitCode") == 0
+
+
+def grade_output(
+    checks: list[dict[str, Any]], output: bytes, termination: Mapping[str, Any] | None = None
+) -> OutputChecksGrade:
+    """Apply ``checks`` to ``output``; with a ``termination`` other than exit 0 (a timeout,
+    signal, cancellation or failing status) the run neither passes nor scores: ``score``
+    is 0 and ``passed`` false, and the evidence keeps the checks' verdicts on the output
+    captured (``outputScore``) beside the termination that gated them."""
     text = output.decode("utf-8", "replace")
     verdicts = []
     for check in checks:
@@ -85,5 +99,10 @@ def grade_output(checks: list[dict[str, Any]], output: bytes) -> OutputChecksGra
     dimensions = tuple(sorted((v["name"], 1.0 if v["passed"] else 0.0) for v in verdicts))
     score = sum(value for _, value in dimensions) / len(dimensions)
     passed = all(v["passed"] for v in verdicts)
-    evidence = json.dumps({"kind": _KIND, "verdicts": verdicts, "score": score}, sort_keys=True).encode()
+    record: dict[str, Any] = {"kind": _KIND, "verdicts": verdicts, "score": score}
+    if termination is not None and not finished_cleanly(termination):
+        record.update(outputScore=score, score=0.0, termination=dict(termination),
+                      gate="the process did not exit with status 0, so the run neither passes nor scores")
+        score, passed = 0.0, False
+    evidence = json.dumps(record, sort_keys=True).encode()
     return OutputChecksGrade(score=score, passed=passed, dimensions=dimensions, evidence=evidence)

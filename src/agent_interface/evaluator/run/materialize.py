@@ -24,7 +24,6 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -36,8 +35,13 @@ from agent_interface.core.model import WireInt, WireModel
 from agent_interface.core.registry import register_wire_models
 from agent_interface.evaluator.git.export import TreeExportLimits
 from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.git.patch import patch_names
 from agent_interface.evaluator.git.tree import TreeExport
 from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.run.output_directory import (
+    claim_output_directory,
+    publish_output_directory,
+)
 from agent_interface.evaluator.run.snapshot import unpack_snapshot
 from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
 from agent_interface.evaluator.verify.resolver import ArtifactResolver
@@ -63,10 +67,26 @@ def _refuse(pointer: str, code: str, message: str) -> ContractError:
     return ContractError.single(pointer, code, message, subject="materialization")
 
 
-def _snapshot_bytes(artifact: Mapping[str, Any], fetch: Any) -> bytes:
+def _snapshot_bytes(artifact: Mapping[str, Any], fetch: Any, pointer: str) -> bytes:
     if artifact.get("encoding") == "base64":
         return base64.b64decode(artifact["content"])
-    return bytes(fetch(artifact))
+    return bytes(fetch(artifact, pointer))
+
+
+def _check_patch_names(code: Mapping[str, Any], work: Path) -> None:
+    """Refuse, before the verification, a patch naming a file this file system cannot hold
+    (a name longer than its ``NAME_MAX``); the export checks every name of the tree again."""
+    if code["kind"] != "git-patch":
+        return
+    try:
+        names = patch_names(base64.b64decode(code["patch"]["artifact"]["content"], validate=True)).names
+        name_max = os.pathconf(work, "PC_NAME_MAX")
+    except (ValueError, OSError):  # an undecodable patch is the verifier's to refuse
+        return
+    if any(len(part) > name_max for name in names for part in name.split(b"/")):
+        raise _refuse("/code/patch/artifact", "tree_name_too_long",
+                      f"the patch names a file whose name is longer than {name_max} bytes, "
+                      "the most the target's file system takes")
 
 
 def _check_code(target: Path, tree: str) -> None:
@@ -90,9 +110,6 @@ def materialize_candidate(
     ``git_limits`` bounds the verifier's Git check (and the export, which shares its
     deadline); ``tree_limits`` the written code tree.
     """
-    target = Path(into)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise _refuse("/into", "into_not_empty", "the target must be absent or an empty directory")
     if resolver is None and artifacts is not None:
         from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
 
@@ -102,9 +119,11 @@ def materialize_candidate(
     if wire["code"]["kind"] != "disabled" and repository is None:
         raise _refuse("/code", "repository_required",
                       "writing the code tree needs the repository that holds its base commit")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    # The target is checked before the (long) verification: a link, a file on the way,
+    # a place where no directory can be made are refused now, not after it.
+    work = claim_output_directory(into, pointer="/into", may_exist_empty=True)
     try:
+        _check_patch_names(wire["code"], work)
         export = TreeExport(work / "code", tree_limits or TreeExportLimits())
         if wire["code"]["kind"] != "disabled":
             export.into.mkdir()
@@ -118,10 +137,10 @@ def materialize_candidate(
             result["tree"] = verified.materialized_tree
             result["treeFiles"] = export.files
 
-        def fetch(artifact: Mapping[str, Any]) -> bytes:
+        def fetch(artifact: Mapping[str, Any], pointer: str) -> bytes:
             from agent_interface.evaluator.run.candidate_run import fetch_artifact
 
-            return fetch_artifact(artifact, resolver, "/")
+            return fetch_artifact(artifact, resolver, pointer)
 
         for name, pointer, evidence in (
             ("workspace", "/execution/workspace", wire["execution"].get("workspace")),
@@ -130,13 +149,11 @@ def materialize_candidate(
             if evidence is None:
                 continue
             (work / name).mkdir()
-            entries = unpack_snapshot(evidence["material"], _snapshot_bytes(evidence["archive"], fetch),
+            entries = unpack_snapshot(evidence["material"], _snapshot_bytes(evidence["archive"], fetch, pointer + "/archive"),
                                       work / name, pointer=pointer)
             result[f"{name}Digest"] = evidence["digest"]
             result[f"{name}Files"] = len(entries)
-        if target.exists():
-            target.rmdir()
-        os.rename(work, target)
+        publish_output_directory(work, into, pointer="/into")
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,13 +103,16 @@ def verify_candidate_bundle(
 
     ``repository`` is the root of a local Git repository holding the base commit
     (required for git-patch code; :class:`RepositoryUnavailable` when it is not a
-    repository root). ``resolver`` fetches external artifacts; the default is the
+    repository root; a relative path is read from the caller's working directory).
+    ``resolver`` fetches external artifacts; the default is the
     SSRF-safe HTTP resolver. ``git_limits`` bounds the code-state check (sizes, time,
     memory; :data:`~agent_interface.evaluator.git.limits.DEFAULT_GIT_LIMITS` when absent).
     ``code_export`` also writes the verified code tree (the candidate tree, or the base tree
     of no-op code) into its directory, in the same Git sandbox as the check; it is left
     untouched for disabled code, or no-op code checked without a repository.
     """
+    if repository is not None:  # relative to the caller's directory, not git's scratch one
+        repository = Path(os.path.abspath(repository))
     schema = _bundle_schema()
     try:
         bundle: dict[str, Any] = schema.to_wire(schema.parse(document))

@@ -1,0 +1,82 @@
+"""What a worker (a local process or a Ray task) needs to run a cell: one picklable context.
+
+:class:`CellContext` carries the experiment's wire bytes, each arm's verification (done
+once by the driver), the external artifacts directory and the runner factory, so a
+worker parses the experiment once per process (:func:`run_with_context` keeps the runner
+per experiment digest) and needs nothing else from the driver. A runner factory is a
+top-level function taking the context and returning a :class:`~.cells.CellRunner`
+(:func:`exact_process_runner` by default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, CellRunner
+
+__all__ = ["CellContext", "exact_process_runner", "init_worker", "run_in_worker", "run_with_context"]
+
+
+@dataclass(frozen=True, slots=True)
+class CellContext:
+    """Everything a worker needs (plain data: it is pickled to processes and Ray nodes)."""
+
+    experiment: bytes
+    experiment_digest: str
+    verifications: dict[str, dict[str, Any]]
+    artifacts: str | None = None
+    runner: Callable[[CellContext], CellRunner] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def exact_process_runner(context: CellContext) -> CellRunner:
+    """The default runner: :class:`~.cell_runner.ExactProcessCellRunner` on the host provider."""
+    from agent_interface.candidate.experiment import AgentCandidateExperiment
+    from agent_interface.candidate.verification_result import CandidateVerification
+    from agent_interface.evaluator.experiment.cell_runner import ExactProcessCellRunner
+
+    experiment = AgentCandidateExperiment.parse_wire(context.experiment)
+    verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
+    return ExactProcessCellRunner(experiment, verifications,
+                                  artifacts=None if context.artifacts is None else Path(context.artifacts))
+
+
+_RUNNERS: dict[str, CellRunner] = {}
+_CONTEXT: list[CellContext] = []
+
+
+def run_with_context(context: CellContext, request: CellRequest) -> CellOutcome:
+    """Run one attempt in this process (the runner is built once per experiment)."""
+    runner = _RUNNERS.get(context.experiment_digest)
+    if runner is None:
+        runner = (context.runner or exact_process_runner)(context)
+        _RUNNERS.clear()
+        _RUNNERS[context.experiment_digest] = runner
+    return asyncio.run(runner.run(request))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when its parent (the driver) dies, even by ``kill -9``."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def init_worker(context: CellContext) -> None:
+    """A local worker process's initializer: keep ``context``; die with the driver."""
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _CONTEXT[:] = [context]
+
+
+def run_in_worker(request: CellRequest) -> CellOutcome:
+    """Run one attempt in a local worker process (after :func:`init_worker`)."""
+    return run_with_context(_CONTEXT[0], request)
