@@ -2,7 +2,8 @@
 
 ``candidate run BUNDLE --repository PATH --task TASK --out DIR [--suite SUITE]
 [--artifacts DIR] [--json]`` verifies, plans, runs the candidate in a local exact-process
-environment and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
+environment (an OCI container for container bundles: the options of
+:mod:`agent_interface.cli.candidate_images`) and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
 ``invalid-capture.json``) into ``DIR``. While it runs, a progress line is drawn on stderr
 when stderr is a terminal (never with ``--json``).
 
@@ -26,6 +27,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from agent_interface.cli.candidate_images import add_image_options, image_options
 from agent_interface.cli.candidate_inputs import (
     directory_option,
     read_document,
@@ -186,20 +188,20 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         return refused(args, args.suite, error)
     progress = _ProgressLine(not args.json)
 
-    async def run() -> Any:
+    async def run(options: dict[str, Any]) -> Any:
         cancel = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, cancel.set)
         try:
             return await run_candidate_async(
                 bundle, repository=args.repository, task=task, suite=suite, out=args.out,
-                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args),
+                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args), **options,
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
     try:
-        result = asyncio.run(run())
+        result = asyncio.run(run(image_options(args, bundle, task)))
     except RepositoryUnavailable as exc:
         raise repository_error(exc, args.bundle, args.repository) from None
     except CandidateRunRefused as error:
@@ -287,6 +289,7 @@ def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--out", metavar="DIR", required=True, help="a new directory for receipts and artifacts")
     run.add_argument("--suite", metavar="SUITE.json", help="its suite (default: a one-task suite)")
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
+    add_image_options(run)
     run.set_defaults(handler=cmd_candidate_run)
 
     materialize = actions.add_parser(

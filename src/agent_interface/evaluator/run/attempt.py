@@ -211,6 +211,8 @@ async def execute_launch(environment: Any, launch: dict[str, Any], endpoint: Mod
             await asyncio.shield(process.kill())
         raise
     ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in endpoint.calls)])
+    container_id = getattr(process, "container_id", None)
+    executor = {} if container_id is None else {"containerId": container_id, "oomKilled": await process.oom_killed()}
     if hasattr(process, "output_bytes"):
         stdout, stderr = await process.output_bytes("stdout"), await process.output_bytes("stderr")
         dropped = await process.output_dropped()
@@ -220,4 +222,4 @@ async def execute_launch(environment: Any, launch: dict[str, Any], endpoint: Mod
         dropped = {}
     return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
                       stderr=stderr, dropped=dropped, calls=list(endpoint.calls),
-                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events))
+                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events), executor=executor)

@@ -24,8 +24,9 @@ directory beside it that is renamed at the end: ``materialization-receipt.json``
 ``run-receipt.json`` *or* ``invalid-capture.json``, and ``artifacts/`` (the CID-named
 store holding every referenced artifact). A refusal leaves no ``out``, no environment
 and no process. The local run's limits: the local provider's image is the host
-executable the plan launches (pinned by content), so a bundle that pins a container, a
-task that selects one, a workspace outcome, or isolated memory is refused up front.
+executable the plan launches (pinned by content); a bundle that pins a container or a task
+that selects one runs in an OCI container instead (:mod:`.container_run`, by default when
+the bundle or task names one). A workspace outcome or isolated memory is refused up front.
 Where a private mount namespace works, the process is rooted at its environment
 (:attr:`.LocalExactProcessProvider.private_root`): the plan's paths (``/tangle/task``,
 ``/tangle/input/task.txt``, the model endpoint ``unix:/tangle/model/endpoint.sock``) are
@@ -69,6 +70,7 @@ from agent_interface.candidate.tasks import (
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.attempt import (
     CandidateRunProgress,
@@ -82,6 +84,7 @@ from agent_interface.evaluator.run.attempt import (
     system_prompt,
     task_artifact,
 )
+from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
 from agent_interface.evaluator.run.evidence import assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
 from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
@@ -163,11 +166,11 @@ def fetch_artifact(artifact: Mapping[str, Any], resolver: ArtifactResolver | Non
     return artifact_bytes(artifact, resolver, pointer)  # type: ignore[arg-type]
 
 
-def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask) -> None:
-    if bundle.execution.environment.kind == "pinned-container":
+def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, in_container: bool = False) -> None:
+    if bundle.execution.environment.kind == "pinned-container" and not in_container:
         raise _refuse("/execution/environment", "container_unavailable",
                       "the local evaluator runs host executables, not the container the bundle pins")
-    if task.evaluator_task_container is not None:
+    if task.evaluator_task_container is not None and not in_container:
         raise _refuse("/evaluatorTaskContainer", "container_unavailable",
                       "the local evaluator runs host executables, not the container the task selects", "task")
     if task.outcome.kind != "output":
@@ -192,6 +195,9 @@ async def run_candidate_async(
     cancel: asyncio.Event | None = None,
     resources: Mapping[str, Any] | None = None,
     git_limits: GitLimits | None = None,
+    executor: Executor = "auto",
+    images: OciImageStore | str | os.PathLike[str] | None = None,
+    image: str | None = None,
 ) -> CandidateRunResult:
     """Verify, plan, stage, run, capture and write receipts (see the module docstring).
 
@@ -199,6 +205,8 @@ async def run_candidate_async(
     ``experiment_digest`` to the digest of ``{kind: "agent-interface.local-run", suite}``;
     ``model`` to :class:`.EchoModel`; ``cancel``, once set, ends the process as cancelled.
     Refusals raise ``ContractError`` (``CandidateVerificationRefused`` for the bundle).
+    ``executor``, ``images`` (an image store) and ``image`` (the evaluator's
+    ``name@sha256:<index>``) choose a container run: see :mod:`.container_run`.
     """
     try:
         task.verify_digest()
@@ -211,7 +219,7 @@ async def run_candidate_async(
                                                    "taskDigests": [task.digest], "reps": 1, "seeds": [0]})
     work = claim_output_directory(out, pointer="/out", may_exist_empty=False)
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
-    provider: LocalExactProcessProvider | None = None
+    provider: LocalExactProcessProvider | ContainerRun | None = None
     try:
         store = LocalArtifactStore(work / "artifacts")
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
@@ -224,7 +232,8 @@ async def run_candidate_async(
         finally:
             isolation = await probe
         parsed = AgentCandidateBundle.parse_wire(bundle if not isinstance(bundle, str) else bundle.encode())
-        _preflight(parsed, task)
+        in_container = container_wanted(parsed, task, executor, image)
+        _preflight(parsed, task, in_container)
         grader = task.grader
         grader_bytes = task_artifact(grader.artifact.to_wire(), resolver, "/grader/artifact",
                                       f"the task's grader {grader.name} {grader.version}")
@@ -233,11 +242,16 @@ async def run_candidate_async(
         except ContractError as error:
             issue = error.issues[0]
             raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
-        executable = host_executable(parsed)
-        (scratch / "model").mkdir(mode=0o711)
-        provider = LocalExactProcessProvider(
-            scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
-            read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: scratch / "model"})
+        if in_container:
+            provider = await ContainerRun.open(parsed, task, images=images, image=image)
+            model_directory = provider.model_directory
+        else:
+            executable = host_executable(parsed)
+            model_directory = scratch / "model"
+            model_directory.mkdir(mode=0o711)
+            provider = LocalExactProcessProvider(
+                scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
+                read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: model_directory})
         exact = provider.exact_process
         if exact is None:
             raise _refuse("/", "exact_process_unavailable",
@@ -248,7 +262,7 @@ async def run_candidate_async(
             raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
                           "this host gives no private mount namespace, so the fixed task file path "
                           "cannot be the process's own path")
-        endpoint = ModelEndpoint(socket_path=str(scratch / "model" / "endpoint.sock"),
+        endpoint = ModelEndpoint(socket_path=str(model_directory / "endpoint.sock"),
                                  exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
                                  backend=model or EchoModel(),
                                  requested=task.model.requested,
@@ -264,7 +278,8 @@ async def run_candidate_async(
         placement = CandidateRunPlacement(
             experiment_digest=experiment_digest or canonical_digest(
                 {"kind": "agent-interface.local-run", "suite": suite.digest}),
-            execution_id=execution_id, grant_digest=grant, container=local_container(provider.image),
+            execution_id=execution_id, grant_digest=grant,
+            container=provider.plan_container if isinstance(provider, ContainerRun) else local_container(provider.image),
             evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address},
             task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
         )
@@ -282,11 +297,13 @@ async def run_candidate_async(
             })
             activation = [f.to_wire() for f in context.profile_activation.files]
             await stage_workspaces(environment, plan, task, resolver, scratch, activation)
-            if plan.material.instruction_delivery.kind == "utf8-file":
+            if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                 await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
             capture = await execute_launch(environment, launch_request(plan, task.instruction), endpoint,
                                      task.limits.timeout_ms, progress, cancel)
             capture.provider, capture.environment_id = provider.name, environment.id
+            if isinstance(provider, ContainerRun):
+                capture.executor.update(provider.executor_record())
         finally:
             await endpoint.close()
             if environment is not None:

@@ -68,6 +68,8 @@ class RunCapture:
     events: list[dict[str, Any]] = field(default_factory=list)
     provider: str = ""
     environment_id: str = ""
+    executor: dict[str, Any] = field(default_factory=dict)
+    """More executor facts for the capture (a container run's ``containerId``, ``image``, ``oomKilled``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +179,7 @@ def _executor_capture(capture: RunCapture, store: LocalArtifactStore) -> bytes:
         "provider": capture.provider, "environmentId": capture.environment_id,
         "termination": capture.termination,
         "stdout": stream(capture.stdout, "stdout"), "stderr": stream(capture.stderr, "stderr"),
+        **capture.executor,
     }, sort_keys=True).encode()
 
 
