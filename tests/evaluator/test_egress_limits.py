@@ -6,6 +6,7 @@ run in namespaces this module creates (see ``egress_fixtures``).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import socket
 import time
@@ -78,8 +79,11 @@ def test_a_thousand_concurrent_connections_stay_bounded(side, tmp_path: Path) ->
             client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             client.settimeout(10)
             client.connect(str(tmp_path / "p.sock"))
-            client.sendall(request)
             clients.append(client)
+            # Over the limit the proxy answers and closes at once, so under load the client
+            # can find its side closed before it writes; the log below still counts it.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                client.sendall(request)
         _wait(lambda: proxy.log.refused["connection_limit"] == 1000 - limit
               and proxy.active_connections == limit)
         held, peak = tracemalloc.get_traced_memory()
