@@ -1,10 +1,13 @@
 """Experiment cells in OCI containers, through real ``runc``: a baseline and a candidate that
 pin a busybox image with a static C agent run end to end, every cell's receipts name the
 image and the container, a missing task image is refused before any cell runs, and a
-resumed run after completion runs nothing."""
+resumed run after completion runs nothing; a workspace task that selects its container is
+captured in it and graded by its own commands in it (an image that also holds Debian's
+``python3.11``, the capture program's interpreter)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import tempfile
@@ -14,19 +17,31 @@ from typing import Any
 
 import pytest
 
+from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.cli.main import main
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.engine import ExperimentRunOptions, run_experiment
+from agent_interface.evaluator.images.oci_documents import host_platform
+from agent_interface.evaluator.images.oci_store import OciImageStore
 from tests.evaluator.container_run_fixtures import (
     ARTIFACTS,
     IMAGE_NAME,
     AgentImage,
     agent_image,
     bundle,
+    compile_agent,
     pinned,
     task,
     task_container,
+)
+from tests.evaluator.experiment.helpers import make
+from tests.evaluator.oci_fixtures import (
+    Entry,
+    busybox_files,
+    files_entries,
+    tar_layer,
+    write_index_image,
 )
 from tests.evaluator.oci_runtime_fixtures import requires_runc
 
@@ -141,3 +156,79 @@ def test_experiment_run_cli_takes_the_image_store(tmp_path: Path, image: AgentIm
     payload = json.loads(capsys.readouterr().out)
     assert code == 0, payload
     assert payload["cells"]["done"] == 2
+
+
+PYTHON = Path("/usr/bin/python3.11")
+_EXECUTABLES = ("usr/bin/python3.11", "lib64/ld-linux-x86-64.so.2")  # the kernel execs the ELF interpreter too
+_IMPORTED = ("import os, stat, sys, tarfile; print('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values())"
+             " if getattr(m, '__file__', None)})))")
+
+
+def _python_files() -> dict[str, bytes | str]:
+    """Debian's ``python3.11``, the shared libraries it and its loaded extensions need, and the
+    standard library modules the capture program imports (``-I -S``): nothing else."""
+    modules = subprocess.run([str(PYTHON), "-I", "-S", "-c", _IMPORTED], capture_output=True, text=True,
+                             check=True).stdout.split()
+    libraries: set[str] = set()
+    for binary in [str(PYTHON), *(module for module in modules if module.endswith(".so"))]:
+        for line in subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout.splitlines():
+            words = line.split()
+            path = words[2] if "=>" in words and len(words) > 2 else words[0]
+            if path.startswith("/"):
+                libraries.add(path)
+    files: dict[str, bytes | str] = {path.lstrip("/"): Path(path).read_bytes()
+                                     for path in {str(PYTHON), *modules, *libraries}}
+    files["usr/bin/python3"] = "->python3.11"
+    return files
+
+
+@pytest.fixture(scope="module")
+def python_image() -> Iterator[tuple[OciImageStore, str, str]]:
+    """``(store, index digest, manifest digest)`` of busybox, the agent and ``python3.11``."""
+    if not PYTHON.is_file():
+        pytest.skip("needs Debian's /usr/bin/python3.11 (the capture program's interpreter in the image)")
+    directory = Path(tempfile.mkdtemp(prefix="expcontainer-python-", dir="/var/tmp"))
+    try:
+        files = {**busybox_files(), "bin/agent": compile_agent(directory), **_python_files(),
+                 "opt/grade/grep": "->/bin/busybox"}  # busybox runs the applet named by argv[0]
+        entries = [dataclasses.replace(entry, mode=0o755) if entry.name in _EXECUTABLES else entry
+                   for entry in files_entries(files)]
+        layer = tar_layer([*entries, Entry("tmp/", kind="dir", mode=0o1777)])
+        host = host_platform()
+        built = write_index_image(directory / "layout", {(host.os, host.architecture): [layer]}, tag="python")
+        store = OciImageStore(directory / "store")
+        store.import_layout(directory / "layout", name=IMAGE_NAME, tag="python")
+        mine = built[(host.os, host.architecture)]
+        assert mine.index_digest is not None
+        yield store, mine.index_digest, mine.manifest_digest
+    finally:
+        subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+def test_a_workspace_task_in_its_container_is_captured_and_graded_there(
+        tmp_path: Path, python_image: tuple[OciImageStore, str, str]) -> None:
+    """The baseline leaves the bug, the candidate's ``fix`` rewrites ``calc.py``; the grader's
+    command is ``/opt/grade/grep`` (busybox), an executable of the task's image only: on the
+    host it would not start and the cells would be invalid (``grader_failed``)."""
+    assert not Path("/opt/grade/grep").exists()
+    store, index_digest, manifest_digest = python_image
+    grep = {"name": "tests", "executable": "/opt/grade/grep", "args": ["-q", "a + b", "calc.py"], "timeoutMs": 30_000}
+    paths = make(tmp_path / "example", grader={"commands": [grep], "restore": []})
+    wire = json.loads(paths["experiment"].read_bytes())["benchmark"]["tasks"][0]
+    wire.pop("digest")
+    host = host_platform()
+    wire["evaluatorTaskContainer"] = {
+        "source": "evaluator-task-container", "image": IMAGE_NAME, "indexDigest": index_digest,
+        "manifestDigest": manifest_digest, "platform": {"os": host.os, "architecture": host.architecture}}
+    delegating = {"kind": "evaluator-task-container"}
+    data = experiment(bundle("stdin", environment=delegating), bundle("fix", environment=delegating),
+                      AgentCandidateBenchmarkTask.seal(wire))
+    summary = run_experiment(data, ExperimentRunOptions(out=tmp_path / "run", artifacts=paths["artifacts"],
+                                                        images=store.root))
+    assert summary.counts["done"] == 2, summary
+    passed = {}
+    for arm in ("baseline", "candidate"):
+        evidence = json.loads((tmp_path / "run" / "cells" / f"{arm}-t0000-r0000.json").read_bytes())
+        assert evidence["materializationReceipt"]["container"]["source"] == "evaluator-task-container"
+        passed[arm] = evidence["receipt"]["benchmarkResult"]["material"]["passed"]
+    assert passed == {"baseline": False, "candidate": True}
