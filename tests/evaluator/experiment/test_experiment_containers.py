@@ -143,6 +143,21 @@ def test_a_container_cell_without_an_image_store_or_on_the_host_executor_is_refu
     assert not (tmp_path / "run").exists()
 
 
+def test_forced_container_cells_run_in_the_evaluator_image(tmp_path: Path, image: AgentImage) -> None:
+    """Bundles that delegate, a task that selects none: ``executor="container"`` with the
+    evaluator's ``image``; the plan binds that image as the evaluator's choice."""
+    delegating = {"kind": "evaluator-task-container"}
+    data = experiment(bundle("stdin", environment=delegating), bundle("argv", delivery="argv-append",
+                      environment=delegating), task())
+    summary = run_experiment(data, ExperimentRunOptions(
+        out=tmp_path / "run", artifacts=ARTIFACTS, images=image.store.root, executor="container",
+        image=f"{IMAGE_NAME}@{image.index_digest}"))
+    assert summary.counts["done"] == 2, summary
+    evidence = json.loads((tmp_path / "run" / "cells" / "candidate-t0000-r0000.json").read_bytes())
+    container = evidence["materializationReceipt"]["container"]
+    assert (container["source"], container["manifestDigest"]) == ("evaluator-task-container", image.manifest_digest)
+
+
 def test_experiment_run_cli_takes_the_image_store(tmp_path: Path, image: AgentImage,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """``--images`` and ``--image-layout`` (imported under the name the bundles pin)."""
