@@ -7,7 +7,9 @@ reads the instruction (``stdin``, ``argv``: the last argument, ``file``: the pat
 ``TANGLE_CANDIDATE_TASK_PATH``, which it must not be able to write or chmod), asks the
 model endpoint named by ``TANGLE_MODEL_ENDPOINT`` (``unix:<path>``) once, and prints
 ``hello, candidate: <answer>``; ``sleep``, ``balloon`` and ``fail`` first ask, then
-sleep, allocate 1 GiB or exit 3; ``escape PATH`` connects to the Unix socket ``PATH``.
+sleep, allocate 1 GiB or exit 3; ``fix`` first asks, then rewrites ``calc.py`` in its
+working directory (the example experiment's bug fixed); ``escape PATH`` connects to the
+Unix socket ``PATH``.
 """
 
 from __future__ import annotations
@@ -116,6 +118,12 @@ int main(int argc, char **argv) {
     ask(instruction);
     if (!strcmp(mode, "sleep")) { for (;;) pause(); }
     if (!strcmp(mode, "fail")) return 3;
+    if (!strcmp(mode, "fix")) {
+        const char *text = "def add(a, b):\n    return a + b\n";
+        int fd = open("calc.py", O_WRONLY | O_TRUNC);
+        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) { printf("fix %d\n", errno); return 11; }
+        close(fd);
+    }
     if (!strcmp(mode, "balloon")) {
         for (long i = 0; i < 1024; i++) { char *p = malloc(1 << 20); if (!p) return 4; memset(p, 1, 1 << 20); }
         puts("ballooned");

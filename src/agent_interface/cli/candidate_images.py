@@ -20,16 +20,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent_interface.cli.conventions import CommandError
 
-__all__ = ["add_image_options", "image_options"]
+__all__ = ["add_image_options", "experiment_image_options", "image_options"]
 
 
 def add_image_options(parser: argparse.ArgumentParser) -> None:
-    """Add the container options (module docstring) to ``candidate run``."""
+    """Add the container options (module docstring) to ``candidate run`` (and ``experiment run``)."""
     parser.add_argument("--executor", choices=("auto", "container", "host"), default="auto",
                         help="run in an OCI container or as a host process (default auto: a container "
                              "when the bundle pins one or the task selects one)")
@@ -63,6 +64,28 @@ def image_options(args: argparse.Namespace, bundle_bytes: bytes, task: Any) -> d
     ``CommandError`` (exit 2).
     """
     from agent_interface.candidate.bundle import AgentCandidateBundle
+
+    return _store_options(args, lambda: _needed_name(AgentCandidateBundle.parse_wire(bundle_bytes), task, args.image))
+
+
+def experiment_image_options(args: argparse.Namespace, experiment_bytes: bytes) -> dict[str, Any]:
+    """As :func:`image_options` for ``experiment run``: an import is named by the first
+    bundle (baseline, then candidate) that pins an image, else the first task that
+    selects one, else ``--image``."""
+    def name() -> str:
+        from agent_interface.candidate.experiment import AgentCandidateExperiment
+
+        experiment = AgentCandidateExperiment.parse_wire(experiment_bytes)
+        for bundle in (experiment.baseline, experiment.candidate):
+            for task in experiment.benchmark.tasks:
+                if bundle.execution.environment.kind == "pinned-container" or task.evaluator_task_container:
+                    return _needed_name(bundle, task, args.image)
+        return _needed_name(experiment.baseline, experiment.benchmark.tasks[0], args.image)
+
+    return _store_options(args, name)
+
+
+def _store_options(args: argparse.Namespace, needed_name: Callable[[], str]) -> dict[str, Any]:
     from agent_interface.evaluator.images.oci_import import (
         import_docker_archive,
         import_oci_archive,
@@ -79,7 +102,7 @@ def image_options(args: argparse.Namespace, bundle_bytes: bytes, task: Any) -> d
     if importing:
         if store is None:
             raise CommandError("usage", "--image-layout and --image-archive import into --images STORE_DIR")
-        name = _needed_name(AgentCandidateBundle.parse_wire(bundle_bytes), task, args.image)
+        name = needed_name()
         if args.image_layout is not None:
             store.import_layout(args.image_layout, name=name)
         if args.image_archive is not None:

@@ -1,11 +1,15 @@
 """``experiment``: run a baseline against a candidate on a whole suite.
 
 ``experiment run EXPERIMENT.json --out DIR [--workers N] [--engine local|ray --address
-ADDR] [--repository R] [--artifacts A] [--json]`` verifies both bundles, runs every cell
+ADDR] [--repository R] [--artifacts A] [--executor auto|container|host] [--images STORE_DIR
+[--image-layout DIR | --image-archive FILE]] [--image NAME@sha256:INDEX] [--json]``
+verifies both bundles, runs every cell
 (see ``agent_interface.evaluator.experiment.engine``) into the run directory ``DIR`` and
 writes ``results.json``; run it again on the same ``DIR`` to resume after any
 interruption. While it runs, a progress bar (cells done, running, failed, invalid, ETA)
-is drawn on stderr when stderr is a terminal (never with ``--json``).
+is drawn on stderr when stderr is a terminal (never with ``--json``). The container options
+are ``candidate run``'s (:mod:`.candidate_images`): cells whose bundle pins a container or
+whose task selects one run in it (see ``agent_interface.evaluator.experiment.container_cells``).
 
 Exit status (the CLI conventions, :mod:`agent_interface.cli.conventions`): 0 every cell
 settled with a receipt or an invalid capture; 1 refused (the experiment, a task or a
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_interface.cli import authoring, experiment_report
+from agent_interface.cli.candidate_images import add_image_options, experiment_image_options
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
 
 __all__ = ["EXIT_CELLS_FAILED", "cmd_experiment_run", "register"]
@@ -103,10 +108,13 @@ def cmd_experiment_run(args: argparse.Namespace) -> int:
     if args.engine != "ray" and args.address is not None:
         raise CommandError("usage", "--address goes with --engine ray")
     progress = _ProgressBar(not args.json)
-    options = ExperimentRunOptions(out=Path(args.out), repository=_directory(args.repository),
-                                   artifacts=_directory(args.artifacts), workers=args.workers, engine=args.engine,
-                                   address=args.address, progress=progress)
     try:
+        images = experiment_image_options(args, data)
+        store = images["images"]
+        options = ExperimentRunOptions(out=Path(args.out), repository=_directory(args.repository),
+                                       artifacts=_directory(args.artifacts), workers=args.workers, engine=args.engine,
+                                       address=args.address, progress=progress, executor=images["executor"],
+                                       images=None if store is None else store.root, image=images["image"])
         summary = run_experiment(data, options)
     except RepositoryUnavailable as exc:
         raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
@@ -162,6 +170,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--address", metavar="ADDR", help="the Ray cluster's address (with --engine ray)")
     run.add_argument("--repository", metavar="PATH", help="local clone holding the bundles' base commit")
     run.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by CID or sha256 hex")
+    add_image_options(run)
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     run.set_defaults(handler=cmd_experiment_run)
     authoring.register_experiment_new(actions)

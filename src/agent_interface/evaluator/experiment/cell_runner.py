@@ -20,8 +20,11 @@ The provider is a parameter: ``provider`` is an async factory taking a
 capture bound, the private-root paths) and returning an object with the host provider's
 surface (``exact_process``, ``image``, ``name``, ``private_root``, ``close()``).
 :func:`host_provider` (the default) builds the host's
-:class:`~agent_interface.evaluator.process.local_process.LocalExactProcessProvider`; a
-container provider plugs in the same way.
+:class:`~agent_interface.evaluator.process.local_process.LocalExactProcessProvider`.
+With ``containers`` (:class:`~.container_cells.ContainerCells`), a cell whose bundle pins
+a container or whose task selects one runs in an OCI container instead, its workspace
+capture in that container and its grader in the task's container (see
+:mod:`.container_cells`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from agent_interface.candidate.verification_result import CandidateVerification
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, failed_outcome
+from agent_interface.evaluator.experiment.container_cells import ContainerCells
 from agent_interface.evaluator.experiment.task_grader import (
     GraderGap,
     grade_workspace,
@@ -130,14 +134,16 @@ class ExactProcessCellRunner:
     ``verifications`` holds each arm's ``CandidateVerification``; ``artifacts`` a directory
     of external artifacts (files named by CID or sha256 hex); ``model`` makes each
     attempt's model backend (:class:`~agent_interface.evaluator.run.model_endpoint.EchoModel`
-    by default); ``python`` is the interpreter the workspace capture program runs on.
+    by default); ``python`` is the interpreter the workspace capture program runs on;
+    ``containers`` runs the cells that want a container in one
+    (:mod:`.container_cells`; ``None``: every cell on ``provider``).
     """
 
     def __init__(self, experiment: AgentCandidateExperiment, verifications: Mapping[str, CandidateVerification], *,
                  artifacts: Path | None = None, provider: ProviderFactory = host_provider,
                  model: Callable[[], ModelBackend] = EchoModel, resources: Mapping[str, Any] | None = None,
                  workspace_limits: WorkspaceLimits | None = None, python: str | None = None,
-                 scratch: Path | None = None) -> None:
+                 scratch: Path | None = None, containers: ContainerCells | None = None) -> None:
         self.experiment = experiment
         self.verifications = dict(verifications)
         self.artifacts = artifacts
@@ -147,6 +153,7 @@ class ExactProcessCellRunner:
         self.workspace_limits = workspace_limits or WorkspaceLimits()
         self.python = python or program_python()
         self.scratch = scratch
+        self.containers = containers
 
     async def run(self, request: CellRequest) -> CellOutcome:
         """Run one attempt; every failure becomes a ``failed`` outcome with a typed error."""
@@ -177,12 +184,19 @@ class ExactProcessCellRunner:
             workspace = task.outcome.kind == "workspace"
             grader = parse_workspace_grader(task.grader.name, task.grader.version, grader_bytes) if workspace else None
             checks = [] if workspace else parse_output_checks(task.grader.name, task.grader.version, grader_bytes)
-            executables = (host_executable(bundle), *((self.python,) if workspace else ()))
-            (scratch / "model").mkdir(mode=0o711)
-            provider = await self.provider(ProviderRequest(
-                scratch / "provider", tuple(dict.fromkeys(executables)),
-                max(16 * _MIB, self.workspace_limits.max_bytes + 1),
-                read_only_paths=(_INPUT_DIRECTORY,), host_directories={_MODEL_DIRECTORY: scratch / "model"}))
+            bound = max(16 * _MIB, self.workspace_limits.max_bytes + 1)
+            containers = self.containers
+            in_container = containers is not None and containers.wanted(bundle, task)
+            if containers is not None and in_container:
+                provider = await containers.open_attempt(cell.arm, cell.task_index, bundle, task, bound)
+                python, model_directory = containers.capture_python, provider.model_directory
+            else:
+                executables = (host_executable(bundle), *((self.python,) if workspace else ()))
+                python, model_directory = self.python, scratch / "model"
+                model_directory.mkdir(mode=0o711)
+                provider = await self.provider(ProviderRequest(
+                    scratch / "provider", tuple(dict.fromkeys(executables)), bound,
+                    read_only_paths=(_INPUT_DIRECTORY,), host_directories={_MODEL_DIRECTORY: model_directory}))
             providers.append(provider)
             exact = provider.exact_process
             if exact is None:
@@ -193,7 +207,7 @@ class ExactProcessCellRunner:
                                            "no private mount namespace here for the fixed task file path",
                                            subject="experiment cell")
             endpoint = ModelEndpoint(
-                socket_path=str(scratch / "model" / "endpoint.sock"),
+                socket_path=str(model_directory / "endpoint.sock"),
                 exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
                 backend=self.model(), requested=task.model.requested, prompt=system_prompt(bundle),
                 max_model_calls=task.limits.max_model_calls, max_input_tokens=task.limits.max_input_tokens,
@@ -203,7 +217,8 @@ class ExactProcessCellRunner:
                                       "limits": task.limits.to_wire(), "endpoint": endpoint.address})
             placement = CandidateRunPlacement(
                 experiment_digest=experiment.digest, execution_id=request.execution_id,
-                container=local_container(provider.image), grant_digest=grant, arm=cell.arm,
+                container=provider.plan_container if in_container else local_container(provider.image),
+                grant_digest=grant, arm=cell.arm,
                 task_index=cell.task_index, repetition=cell.repetition, attempt=request.attempt,
                 evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address})
             context, plan = build_materialization_context(bundle, suite, task, placement)
@@ -220,17 +235,19 @@ class ExactProcessCellRunner:
                     "idempotencyKey": request.execution_id})
                 activation = [f.to_wire() for f in context.profile_activation.files]
                 await stage_workspaces(environment, plan, task, resolver, scratch, activation)
-                if plan.material.instruction_delivery.kind == "utf8-file":
+                if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                     await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
                 capture = await execute_launch(environment, launch_request(plan, task.instruction), endpoint,
                                                task.limits.timeout_ms, None, None)
                 calls[0] = len(capture.calls)
                 capture.provider, capture.environment_id = provider.name, environment.id
+                if in_container:
+                    capture.executor.update(provider.executor_record())
                 if workspace and not capture_gaps(capture, task):  # an invalid run is neither captured nor graded
                     (scratch / "result").mkdir()
                     try:
                         result_files = await read_workspace(
-                            environment, python=self.python, task_root=plan.material.workspaces.task_root,
+                            environment, python=python, task_root=plan.material.workspaces.task_root,
                             limits=self.workspace_limits, scratch=scratch / "result")
                     except WorkspaceGap as gap:
                         gaps.append(gap.gap())
@@ -243,8 +260,8 @@ class ExactProcessCellRunner:
                 base = files_of_directory(scratch / "snapshot-0")
                 if plan.material.profile.target_workspace == "task":
                     result_files = restore_profile_paths(result_files, base, plan.material.profile.mount_paths)
-                graded = await self._grade(request, task, grader, base, result_files, store, scratch, providers,
-                                           plan.material.workspaces.task_root, gaps)
+                graded = await self._grade(request, bundle, task, grader, base, result_files, store, scratch,
+                                           providers, plan.material.workspaces.task_root, gaps)
             outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store,
                                    graded=graded, gaps=gaps)
             artifacts = {path.name: path.read_bytes() for path in (scratch / "artifacts").iterdir()
@@ -264,7 +281,8 @@ class ExactProcessCellRunner:
                 opened.close()
             shutil.rmtree(scratch, ignore_errors=True)
 
-    async def _grade(self, request: CellRequest, task: Any, grader: Any, base: dict[str, tuple[int, bytes]],
+    async def _grade(self, request: CellRequest, bundle: Any, task: Any, grader: Any,
+                     base: dict[str, tuple[int, bytes]],
                      result: dict[str, tuple[int, bytes]], store: LocalArtifactStore, scratch: Path,
                      providers: list[Any], task_root: str, gaps: list[dict[str, str]]) -> GradedOutcome | None:
         try:
@@ -272,8 +290,12 @@ class ExactProcessCellRunner:
         except WorkspaceGap as gap:
             gaps.append(gap.gap())
             return None
-        provider = await self.provider(ProviderRequest(scratch / "grader", tuple(grader.executables),
-                                                       grader.max_output_bytes))
+        if self.containers is not None and self.containers.grader_wanted(task):  # the task's own image
+            provider = await self.containers.open_grader(request.cell.task_index, bundle, task,
+                                                         grader.max_output_bytes)
+        else:
+            provider = await self.provider(ProviderRequest(scratch / "grader", tuple(grader.executables),
+                                                           grader.max_output_bytes))
         providers.append(provider)
         if provider.exact_process is None:
             gaps.append(GraderGap("grader_failed", "no exact process for the grader here").gap())
@@ -292,16 +314,26 @@ class ExactProcessCellRunner:
         return GradedOutcome(outcome=outcome, grade=grade, started_at_ms=started, ended_at_ms=ended)
 
 
-def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Path | None) -> None:
-    """Refuse, before any cell runs, what no cell of ``experiment`` could run here: a bundle
-    that pins a container or a task that selects one (the host provider runs host
-    executables), an entrypoint without interpreter, a launch executable not on this
-    host, a grader this evaluator does not run or whose artifact is unavailable, and a
-    workspace task whose snapshot is not its repository's base tree."""
+def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Path | None,
+                            containers: ContainerCells | None = None) -> None:
+    """Refuse, before any cell runs, what no cell of ``experiment`` could run here: without
+    ``containers`` (or with the ``host`` executor), a bundle that pins a container or a task
+    that selects one (the host provider runs host executables); with them, any image a
+    cell or grader needs that the store cannot give (:meth:`.ContainerCells.check`); an
+    entrypoint without interpreter, a host cell's launch executable not on this host, a
+    grader this evaluator does not run or whose artifact is unavailable, and a workspace
+    task whose snapshot is not its repository's base tree."""
     resolver = local_artifact_resolver(artifacts)
+    tasks = experiment.benchmark.tasks
     for arm in ("baseline", "candidate"):
         bundle = getattr(experiment, arm)
         pointer = f"/{arm}/execution"
+        in_container = [containers is not None and containers.wanted(bundle, task) for task in tasks]
+        if all(in_container):
+            if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
+                raise ContractError.single(pointer + "/launch/interpreter", "executable_unavailable",
+                                           "entrypoints run through an interpreter only", subject="experiment")
+            continue
         if bundle.execution.environment.kind == "pinned-container":
             raise ContractError.single(pointer + "/environment", "container_unavailable",
                                        "the host provider runs host executables, not the container the bundle pins",
@@ -310,9 +342,9 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
             raise ContractError.single(pointer + "/launch/interpreter", "executable_unavailable",
                                        "entrypoints run through a host interpreter only", subject="experiment")
         host_executable(bundle)
-    for index, task in enumerate(experiment.benchmark.tasks):
+    for index, task in enumerate(tasks):
         pointer = f"/benchmark/tasks/{index}"
-        if task.evaluator_task_container is not None:
+        if task.evaluator_task_container is not None and (containers is None or not containers.runs_task_containers()):
             raise ContractError.single(pointer + "/evaluatorTaskContainer", "container_unavailable",
                                        "the host provider runs host executables, not the task's container",
                                        subject="experiment")
@@ -322,6 +354,8 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
             continue
         parse_workspace_grader(task.grader.name, task.grader.version, data)
         _check_base_tree(task, resolver, pointer)
+    if containers is not None:
+        containers.check(experiment)
 
 
 def _check_base_tree(task: Any, resolver: Any, pointer: str) -> None:

@@ -6,7 +6,8 @@
    (a suite whose seeds do not match its tasks and repetitions is refused when the
    experiment is parsed), a bundle the integrity verifier refuses (each bundle is verified
    once, against ``repository``), and, for the default runner, what no cell could run on
-   the host provider (:func:`~.cell_runner.check_experiment_inputs`);
+   the host provider or whose container image the store cannot give
+   (:func:`~.cell_runner.check_experiment_inputs`, :mod:`.container_cells`);
 2. **open** the run directory (:mod:`.ledger`): refused when it holds another experiment
    or another process holds it; recover the cells a crash interrupted;
 3. **run** the pending cells, at most ``workers`` at a time, each attempt in a local
@@ -41,9 +42,11 @@ from agent_interface.evaluator.experiment.cells import (
     experiment_cells,
     failed_outcome,
 )
+from agent_interface.evaluator.experiment.container_cells import ContainerCells
 from agent_interface.evaluator.experiment.ledger import ExperimentLedger, RunDirectory, cell_summary
 from agent_interface.evaluator.experiment.workers import CellContext, init_worker, run_in_worker
 from agent_interface.evaluator.git.limits import GitLimits
+from agent_interface.evaluator.run.container_run import Executor
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 __all__ = [
@@ -76,7 +79,9 @@ class ExperimentProgress:
 @dataclass(slots=True)
 class ExperimentRunOptions:
     """How to run: the run directory, the bundles' repository, external artifacts, the engine
-    and its width; ``runner`` replaces the default runner factory (see :mod:`.workers`)."""
+    and its width; ``runner`` replaces the default runner factory (see :mod:`.workers`);
+    ``executor``, ``images`` (an image store directory) and ``image`` choose which cells
+    run in an OCI container (see :mod:`.container_cells`)."""
 
     out: Path
     repository: Path | None = None
@@ -88,6 +93,9 @@ class ExperimentRunOptions:
     runner: Callable[[CellContext], CellRunner] | None = None
     git_limits: GitLimits | None = None
     verify: bool = True
+    executor: Executor = "auto"
+    images: Path | None = None
+    image: str | None = None
 
 
 @dataclass(slots=True)
@@ -207,8 +215,12 @@ def prepare_experiment(experiment_bytes: bytes, options: ExperimentRunOptions
     if options.runner is None:
         from agent_interface.evaluator.experiment.cell_runner import check_experiment_inputs
 
-        check_experiment_inputs(experiment, options.artifacts)
+        check_experiment_inputs(experiment, options.artifacts, _containers(options))
     return experiment, verifications
+
+
+def _containers(options: ExperimentRunOptions) -> ContainerCells:
+    return ContainerCells(options.images, options.executor, options.image)
 
 
 def _record(outcome: CellOutcome, summary: dict[str, Any]) -> dict[str, Any]:
@@ -255,7 +267,8 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
     recovery = ledger.recover()
     pending = deque(ledger.pending())
     context = CellContext(experiment_bytes, experiment.digest, verifications,
-                          None if options.artifacts is None else str(options.artifacts.resolve()), options.runner)
+                          None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
+                          options=_containers(options).options())
     store = LocalArtifactStore(directory.artifacts)
     ran = 0
     settled_now = 0

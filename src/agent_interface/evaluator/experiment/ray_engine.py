@@ -11,7 +11,9 @@ Ray may run a task again when its worker or node dies (``max_retries``); that is
 because an attempt is idempotent: its plan and execution id come from its idempotency
 key, it writes only into its own scratch directory, and only the driver records it.
 Every node needs this package installed (its own Python environment) and, for the host
-provider, the executables the cells launch.
+provider, the executables the cells launch; for container cells (:mod:`.container_cells`)
+``runc``, root, and the image store at the same path as on the driver (the context carries
+the store's path; images are not fetched to nodes).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What a worker (a local process or a Ray task) needs to run a cell: one picklable context.
 
 :class:`CellContext` carries the experiment's wire bytes, each arm's verification (done
-once by the driver), the external artifacts directory and the runner factory, so a
+once by the driver), the external artifacts directory, the runner factory and the container choice
+(``options``, :meth:`~.container_cells.ContainerCells.options`), so a
 worker parses the experiment once per process (:func:`run_with_context` keeps the runner
 per experiment digest) and needs nothing else from the driver. A runner factory is a
 top-level function taking the context and returning a :class:`~.cells.CellRunner`
@@ -36,15 +37,18 @@ class CellContext:
 
 
 def exact_process_runner(context: CellContext) -> CellRunner:
-    """The default runner: :class:`~.cell_runner.ExactProcessCellRunner` on the host provider."""
+    """The default runner: :class:`~.cell_runner.ExactProcessCellRunner` on the host provider,
+    and in containers as the context's ``options`` choose (:mod:`.container_cells`)."""
     from agent_interface.candidate.experiment import AgentCandidateExperiment
     from agent_interface.candidate.verification_result import CandidateVerification
     from agent_interface.evaluator.experiment.cell_runner import ExactProcessCellRunner
+    from agent_interface.evaluator.experiment.container_cells import ContainerCells
 
     experiment = AgentCandidateExperiment.parse_wire(context.experiment)
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
-                                  artifacts=None if context.artifacts is None else Path(context.artifacts))
+                                  artifacts=None if context.artifacts is None else Path(context.artifacts),
+                                  containers=ContainerCells.from_options(context.options))
 
 
 _RUNNERS: dict[str, CellRunner] = {}

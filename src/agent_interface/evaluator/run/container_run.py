@@ -123,10 +123,17 @@ class ContainerRun:
         images: OciImageStore | str | os.PathLike[str] | None,
         image: str | None = None,
         runc: str | None = None,
+        selected: SelectedImage | None = None,
+        max_output_bytes: int | None = None,
     ) -> ContainerRun:
-        """Select the image, prepare the binds, open the provider; refused before anything runs."""
-        store = _store(images, bundle)
-        selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
+        """Select the image, prepare the binds, open the provider; refused before anything runs.
+
+        ``selected`` runs that image instead of selecting one (``images`` and ``image`` are
+        then unused); ``max_output_bytes`` bounds each captured stream (the provider's
+        default otherwise)."""
+        if selected is None:
+            store = _store(images, bundle)
+            selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
         directory = Path(tempfile.mkdtemp(prefix="agent-interface-container-"))
         try:
             _group_only(directory, 0o710)
@@ -137,7 +144,8 @@ class ContainerRun:
                 binds[INPUT_DIRECTORY] = _task_file(directory / "input", task.instruction.encode())
             provider = await OciExactProcessProvider.open(
                 directory / "provider", images=selected, runc=runc, id_base=CONTAINER_ID_BASE,
-                read_only_binds=binds)
+                read_only_binds=binds,
+                **({} if max_output_bytes is None else {"max_output_bytes": max_output_bytes}))
             run = cls(directory, selected, provider)
             if provider.exact_process is None:
                 run.close()

@@ -45,7 +45,7 @@ from agent_interface.evaluator.images.image_root import ImageRoot, OciPlatform
 from agent_interface.evaluator.images.layer_unpack import IdMapping
 from agent_interface.evaluator.images.oci_store import OciImageStore, StoredImage
 
-__all__ = ["CONTAINER_ID_BASE", "SelectedImage", "repository_name", "select_image"]
+__all__ = ["CONTAINER_ID_BASE", "SelectedImage", "repository_name", "select_image", "select_task_image"]
 
 CONTAINER_ID_BASE: Final = 100_000
 """The host id of the containers' root user (the OCI provider's default ``id_base``)."""
@@ -117,6 +117,19 @@ def select_image(
 ) -> SelectedImage:
     """The container the run runs and its unpacked image (see the module docstring)."""
     pointer, named = _named(bundle, task, image)
+    return _select(store, pointer, named)
+
+
+def select_task_image(task: AgentCandidateBenchmarkTask, store: OciImageStore) -> SelectedImage:
+    """The task's own container (``evaluatorTaskContainer``), whatever a bundle pins: where the
+    task's grader runs. Refused (``container_image_required``) when the task selects none."""
+    chosen = task.evaluator_task_container
+    if chosen is None:
+        raise _refuse("/evaluatorTaskContainer", "container_image_required", "the task selects no container")
+    return _select(store, "/evaluatorTaskContainer", chosen.to_wire())
+
+
+def _select(store: OciImageStore, pointer: str, named: dict[str, Any]) -> SelectedImage:
     name = repository_name(named["image"])
     stored = _stored(store, pointer, name, named["indexDigest"])
     host = store.platform
