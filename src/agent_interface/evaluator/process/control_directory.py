@@ -36,6 +36,7 @@ from agent_interface.environment.exact_process import (
 
 __all__ = [
     "ControlDirectoryProcess",
+    "ExactProcessHandle",
     "OutputStream",
     "boot_id",
     "read_json",
@@ -161,6 +162,10 @@ class ControlDirectoryProcess:
         """:meth:`_settle_lost`, from the event loop."""
         return self._settle_lost()
 
+    async def kill(self) -> None:
+        """End the process as ``cancelled``; nothing once it ended."""
+        raise NotImplementedError
+
     def termination_record(self) -> dict[str, Any] | None:
         """``termination.json`` as written (``None`` while the process runs)."""
         return self._settle_lost()
@@ -220,6 +225,51 @@ class ControlDirectoryProcess:
     def captured(self, stream: OutputStream) -> bytes:
         """The exact bytes captured so far on ``stream`` (at most the output bound)."""
         return (self.control / stream).read_bytes()
+
+
+class ExactProcessHandle:
+    """An exact process as the contract's ``AgentExactProcess``, over its control
+    directory; any number of handles may read the same process."""
+
+    def __init__(self, process: ControlDirectoryProcess) -> None:
+        self._process = process
+
+    @property
+    def pid(self) -> int:
+        """The process id within its environment (1, 2, ...), not a host pid."""
+        return self._process.pid
+
+    async def status(self) -> AgentExactProcessStatus:
+        """Running, or how the process ended."""
+        return await asyncio.to_thread(self._process.status)
+
+    async def wait(self) -> AgentExactProcessTermination:
+        """The terminal reason (an ``AgentExactProcessTermination``), once it ended."""
+        return await self._process.wait()
+
+    async def kill(self) -> None:
+        """End the process (``cancelled``); nothing once it ended."""
+        await self._process.kill()
+
+    def stdout(self) -> AsyncIterator[str]:
+        """The captured stdout as UTF-8 text from its first byte, then live until the end."""
+        return self._process.follow("stdout")
+
+    def stderr(self) -> AsyncIterator[str]:
+        """The captured stderr, like :meth:`stdout`."""
+        return self._process.follow("stderr")
+
+    async def output_bytes(self, stream: OutputStream) -> bytes:
+        """The exact bytes captured so far on ``stream``."""
+        return await asyncio.to_thread(self._process.captured, stream)
+
+    async def output_dropped(self) -> dict[str, int]:
+        """Bytes past the output bound that were not kept, per stream (zero while running)."""
+        record = await asyncio.to_thread(self._process.termination_record) or {}
+        return {name: int(record.get(f"{name}Dropped", 0)) for name in ("stdout", "stderr")}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} pid={self.pid}>"
 
 
 async def run_supervisor(
