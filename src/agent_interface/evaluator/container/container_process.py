@@ -20,7 +20,6 @@ import contextlib
 import json
 import marshal
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,16 +83,8 @@ class ContainerProcess(ControlDirectoryProcess):
         if await asyncio.to_thread(self._settle_lost) is not None:
             return
         supervisor = read_json(self.control / "supervisor.json")
-        if supervisor is not None and self._supervisor_alive(supervisor):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(supervisor["pid"]), signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.wait(), _KILL_SECONDS)
-        except TimeoutError:
-            if supervisor is not None and self._supervisor_alive(supervisor):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(supervisor["pid"]), signal.SIGKILL)
-            await self.wait()
+        alive = supervisor is not None and self._supervisor_alive(supervisor)
+        await self._stop_supervisor(supervisor, alive, _KILL_SECONDS)
 
 
 async def start_container(

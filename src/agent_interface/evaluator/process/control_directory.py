@@ -166,6 +166,22 @@ class ControlDirectoryProcess:
         """End the process as ``cancelled``; nothing once it ended."""
         raise NotImplementedError
 
+    async def _stop_supervisor(
+        self, supervisor: dict[str, Any] | None, alive: bool, seconds: float
+    ) -> None:
+        """``SIGTERM`` the supervisor if ``alive``, wait ``seconds`` for the process to
+        end, then ``SIGKILL`` the supervisor if it is still alive, and wait."""
+        if supervisor is not None and alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(supervisor["pid"]), signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.wait(), seconds)
+        except TimeoutError:
+            if supervisor is not None and self._supervisor_alive(supervisor):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(supervisor["pid"]), signal.SIGKILL)
+            await self.wait()
+
     def termination_record(self) -> dict[str, Any] | None:
         """``termination.json`` as written (``None`` while the process runs)."""
         return self._settle_lost()

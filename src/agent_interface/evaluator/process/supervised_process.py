@@ -65,16 +65,7 @@ class SupervisedProcess(ControlDirectoryProcess):
         alive = supervisor is not None and self._supervisor_alive(supervisor)
         if not alive and self._settle_lost() is not None:
             return
-        if supervisor is not None and alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(supervisor["pid"]), signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.wait(), _KILL_SECONDS)
-        except TimeoutError:
-            if supervisor is not None and self._supervisor_alive(supervisor):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(supervisor["pid"]), signal.SIGKILL)
-            await self.wait()
+        await self._stop_supervisor(supervisor, alive, _KILL_SECONDS)
 
 
 async def start_supervised(
