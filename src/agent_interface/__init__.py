@@ -998,6 +998,7 @@ if TYPE_CHECKING:
     from .provider.capability_builder import (
         CapabilityBuilder as CapabilityBuilder,
         SurfaceKind as SurfaceKind,
+        exact_process_only_capabilities as exact_process_only_capabilities,
         forbidden_members as forbidden_members,
         required_members as required_members,
     )
@@ -2095,6 +2096,7 @@ _EXPORTS: dict[str, str] = {
     "read_intersected_acknowledgement": "provider.acknowledgement_intersection",
     "CapabilityBuilder": "provider.capability_builder",
     "SurfaceKind": "provider.capability_builder",
+    "exact_process_only_capabilities": "provider.capability_builder",
     "forbidden_members": "provider.capability_builder",
     "required_members": "provider.capability_builder",
     "command_turn_events": "provider.command_turn",

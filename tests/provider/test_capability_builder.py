@@ -10,6 +10,7 @@ import pytest
 from agent_interface import AgentEnvironmentCapabilities, ContractError, accepts_cwd_base
 from agent_interface.provider.capability_builder import (
     CapabilityBuilder,
+    exact_process_only_capabilities,
     forbidden_members,
     required_members,
 )
@@ -116,6 +117,23 @@ def test_exact_process_egress_non_empty_and_unique() -> None:
         "capabilities_duplicate_egress"
     }
     assert _codes(CapabilityBuilder().exact_process(egress=()).build) == {"too_short"}
+
+
+def test_exact_process_only_document_is_everything_off_but_exact_process() -> None:
+    document = exact_process_only_capabilities(("blocked", "strict")).to_wire()
+    assert document["exactProcess"] == {"egress": ["blocked", "strict"]}
+    assert document["profile"]["hooks"] is False and document["profile"]["modes"] is False
+    flags = [value for key, group in document.items() if key != "exactProcess" for value in (
+        group.values() if isinstance(group, dict) else [group]
+    )]
+    assert all(value is False or isinstance(value, dict) for value in flags)
+    assert required_members(exact_process_only_capabilities(["blocked"]), "provider") == ("exact_process",)
+    omitted = exact_process_only_capabilities(None).to_wire()
+    assert "exactProcess" not in omitted and omitted == {
+        key: value for key, value in document.items() if key != "exactProcess"
+    }
+    assert _codes(lambda: exact_process_only_capabilities(())) == {"too_short"}
+    assert _codes(lambda: exact_process_only_capabilities(("open",))) != set()
 
 
 def test_interactions_secret_answers_agree_with_field_types() -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.workspace import WorkspaceCwdBase
@@ -38,6 +38,7 @@ from agent_interface.provider.protocols import (
 __all__ = [
     "CapabilityBuilder",
     "SurfaceKind",
+    "exact_process_only_capabilities",
     "forbidden_members",
     "required_members",
 ]
@@ -452,6 +453,18 @@ class CapabilityBuilder:
         """The validated document; an incoherent declaration raises the document's
         ``ContractError`` (every broken rule, each with its pointer and code)."""
         return AgentEnvironmentCapabilities.parse_wire(self._document)
+
+
+def exact_process_only_capabilities(egress: Iterable[str] | None) -> AgentEnvironmentCapabilities:
+    """The document of a provider that runs exact processes and nothing else: every
+    flag false, and ``exactProcess`` with the ``egress`` modes it enforces, or omitted
+    when ``egress`` is ``None``. Unknown, repeated or no modes are refused by the
+    document's own ``ContractError``."""
+    # ``profile()`` writes ``hooks`` and ``modes`` as false, which the bare document omits.
+    builder = CapabilityBuilder().profile()
+    if egress is not None:
+        builder.exact_process(egress=cast("Iterable[EgressMode]", egress))
+    return builder.build()
 
 
 # --- what the document asks of the objects --------------------------------------------------

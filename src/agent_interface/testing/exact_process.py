@@ -41,6 +41,7 @@ from agent_interface.environment.exact_process import (
     check_exact_process_egress_supported,
     exact_process_create_input_digest,
 )
+from agent_interface.provider.capability_builder import exact_process_only_capabilities
 from agent_interface.provider.create import detached_metadata
 
 __all__ = [
@@ -396,32 +397,4 @@ class InMemoryExactProcessProvider:
         """``None`` when no egress mode is given: the capability is then omitted."""
 
     async def capabilities(self) -> AgentEnvironmentCapabilities:
-        return AgentEnvironmentCapabilities.parse_wire(
-            {
-                "profile": {
-                    "namedProfiles": False,
-                    "systemPrompt": {"replace": False, "append": False},
-                    "instructions": False,
-                    "tools": False,
-                    "permissions": False,
-                    "mcp": False,
-                    "subagents": False,
-                    "resources": {"files": False, "instructions": False},
-                    "hooks": False,
-                    "modes": False,
-                    "runtimeUpdate": False,
-                    "validation": False,
-                },
-                "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
-                "sessions": {"continue": False, "list": False, "messages": False},
-                "workspace": {
-                    "read": False, "write": False, "exec": False,
-                    "git": False, "upload": False, "download": False,
-                },
-                "branching": {"checkpoint": False, "fork": False},
-                "placement": False,
-                "usage": False,
-                "confidential": False,
-                **({"exactProcess": {"egress": list(self.egress)}} if self.egress else {}),
-            }
-        )
+        return exact_process_only_capabilities(self.egress or None)

@@ -42,6 +42,7 @@ from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.core.model import FrozenDict
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.events import AgentEnvironmentEvent, AgentEnvironmentStatus
+from agent_interface.provider.capability_builder import CapabilityBuilder
 from agent_interface.provider.create import (
     AgentEnvironmentCreateIdempotencyRecord,
     create_agent_environment_with_idempotency,
@@ -84,46 +85,22 @@ __all__ = [
 
 def retained_session_capabilities() -> AgentEnvironmentCapabilities:
     """The capability document of :class:`InMemoryRetainedSessionProvider`."""
-    return AgentEnvironmentCapabilities.parse_wire(
-        {
-            "profile": {
-                "namedProfiles": False,
-                "systemPrompt": {"replace": False, "append": False},
-                "instructions": False,
-                "tools": False,
-                "permissions": False,
-                "mcp": False,
-                "subagents": False,
-                "resources": {"files": False, "instructions": False},
-                "hooks": False,
-                "modes": False,
-                "runtimeUpdate": False,
-                "validation": False,
-            },
-            "streaming": {"live": True, "replay": True, "detach": True, "turnIdempotency": True},
-            "sessions": {"continue": True, "list": False, "messages": False},
-            "workspace": {
-                "read": False,
-                "write": False,
-                "exec": False,
-                "git": False,
-                "upload": False,
-                "download": False,
-            },
-            "branching": {"checkpoint": False, "fork": False},
-            "placement": False,
-            "usage": False,
-            "confidential": False,
-            "interactions": {
-                "kinds": ["question", "permission"],
-                "answerFieldTypes": ["text", "number", "boolean", "select", "secret"],
-                "responseScopes": ["interaction", "session", "persistent"],
-                "secretAnswers": True,
-                "concurrentRequests": True,
-                "replay": True,
-                "responseIdempotency": True,
-            },
-        }
+    # ``profile()`` writes ``hooks`` and ``modes`` as false, as the document always has.
+    return (
+        CapabilityBuilder()
+        .profile()
+        .streaming(live=True, replay=True, detach=True, turn_idempotency=True)
+        .sessions(continue_=True)
+        .interactions(
+            kinds=("question", "permission"),
+            answer_field_types=("text", "number", "boolean", "select", "secret"),
+            response_scopes=("interaction", "session", "persistent"),
+            secret_answers=True,
+            concurrent_requests=True,
+            replay=True,
+            response_idempotency=True,
+        )
+        .build()
     )
 
 

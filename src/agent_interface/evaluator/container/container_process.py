@@ -16,25 +16,22 @@ and records it as ``cancelled`` with ``"lost": true``.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
-import functools
 import json
 import marshal
 import os
-import signal
 import subprocess
 import sys
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final
 
 from agent_interface.core.errors import ContractError
-from agent_interface.core.model import wire_adapter
-from agent_interface.environment.exact_process import (
-    AgentExactProcessStatus,
-    AgentExactProcessTermination,
+from agent_interface.evaluator.process.control_directory import (
+    ControlDirectoryProcess,
+    OutputStream,
+    read_json,
+    run_supervisor,
+    write_private,
 )
 
 __all__ = ["SUPERVISOR_SCRIPT", "ContainerProcess", "OutputStream", "remove_container", "start_container"]
@@ -42,44 +39,8 @@ __all__ = ["SUPERVISOR_SCRIPT", "ContainerProcess", "OutputStream", "remove_cont
 SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
 """The standalone supervisor script (run by this interpreter, isolated mode)."""
 
-_BOOT: Final = "import marshal, sys; exec(marshal.loads(sys.stdin.buffer.read()))"
-"""Runs the supervisor's code object read from stdin (compiled once, by this interpreter)."""
-
-
-@functools.cache
-def _supervisor_code() -> bytes:
-    source = Path(SUPERVISOR_SCRIPT).read_bytes()
-    return marshal.dumps(compile(source, SUPERVISOR_SCRIPT, "exec", dont_inherit=True))
-
-OutputStream = Literal["stdout", "stderr"]
-
 _HANDSHAKE_SECONDS: Final = 60.0
 _KILL_SECONDS: Final = 15.0
-_CHUNK: Final = 65536
-_TERMINATION = wire_adapter(AgentExactProcessTermination)
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    value = json.loads(data)
-    return value if isinstance(value, dict) else None
-
-
-def _boot_id() -> str:
-    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-
-
-def _start_ticks(pid: int) -> int | None:
-    """The start time of a live process ``pid`` (``None`` when gone or a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes().decode()
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
 def remove_container(runc: str, runc_root: str, container_id: str, cgroup: str | None = None) -> None:
@@ -98,127 +59,32 @@ def remove_container(runc: str, runc_root: str, container_id: str, cgroup: str |
                 os.rmdir(str(directory) + cgroup)
 
 
-class ContainerProcess:
-    """The provider's view of one container process (by its control directory)."""
+class ContainerProcess(ControlDirectoryProcess):
+    """The provider's view of one container process (by its control directory).
 
-    def __init__(self, pid: int, control: Path) -> None:
-        self.pid = pid
-        self.control = control
+    A zombie supervisor counts as gone, and the records are read off the event loop
+    (settling a lost process runs ``runc``).
+    """
 
-    def _supervisor_alive(self, record: dict[str, Any]) -> bool:
-        try:
-            same_boot = record["bootId"] == _boot_id()
-        except OSError:
-            same_boot = False
-        return same_boot and _start_ticks(int(record["pid"])) == int(record["startTicks"])
+    _zombie_is_gone: ClassVar[bool] = True
+    _wait_delay_max: ClassVar[float] = 0.02
 
-    def _settle_lost(self) -> dict[str, Any] | None:
-        """The termination record, settling a lost process as ``cancelled`` if need be."""
-        path = self.control / "termination.json"
-        record = _read_json(path)
-        if record is not None:
-            return record
-        supervisor = _read_json(self.control / "supervisor.json")
-        if supervisor is None or self._supervisor_alive(supervisor):
-            return None
+    def _end_lost(self, supervisor: dict[str, Any]) -> None:
+        """Remove the lost process's container and its cgroup."""
         remove_container(
             supervisor["runc"], supervisor["runcRoot"], supervisor["containerId"], supervisor.get("cgroup")
         )
-        lost = {
-            "termination": {"kind": "cancelled"},
-            "exitCode": 128 + signal.SIGKILL,
-            "exitSignal": "SIGKILL",
-            "lost": True,
-        }
-        temporary = self.control / f".termination.{uuid.uuid4().hex}.tmp"
-        temporary.write_text(json.dumps(lost, sort_keys=True))
-        try:
-            os.link(temporary, path)  # never replaces what the supervisor wrote first
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink()
-        return _read_json(path)
 
-    def termination_record(self) -> dict[str, Any] | None:
-        """``termination.json`` as written (``None`` while the process runs)."""
-        return self._settle_lost()
-
-    def status(self) -> AgentExactProcessStatus:
-        record = self._settle_lost()
-        if record is None:
-            return AgentExactProcessStatus(pid=self.pid, running=True, exit_code=-1)
-        return AgentExactProcessStatus.parse_wire(
-            {
-                "pid": self.pid,
-                "running": False,
-                "exitCode": record["exitCode"],
-                **({"exitSignal": record["exitSignal"]} if record.get("exitSignal") else {}),
-                "termination": record["termination"],
-            }
-        )
-
-    async def wait(self) -> AgentExactProcessTermination:
-        delay = 0.001
-        while True:
-            record = await asyncio.to_thread(self._settle_lost)
-            if record is not None:
-                termination: AgentExactProcessTermination = _TERMINATION.parse_value(record["termination"])
-                return termination
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.02)
+    async def _settled(self) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self._settle_lost)
 
     async def kill(self) -> None:
         """End the container as ``cancelled``; nothing once the process ended."""
         if await asyncio.to_thread(self._settle_lost) is not None:
             return
-        supervisor = _read_json(self.control / "supervisor.json")
-        if supervisor is not None and self._supervisor_alive(supervisor):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(supervisor["pid"]), signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.wait(), _KILL_SECONDS)
-        except TimeoutError:
-            if supervisor is not None and self._supervisor_alive(supervisor):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(supervisor["pid"]), signal.SIGKILL)
-            await self.wait()
-
-    async def follow(self, stream: OutputStream) -> AsyncIterator[str]:
-        """The captured stream as UTF-8 text from its first byte, then live until the end."""
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        delay = 0.001
-        with open(self.control / stream, "rb") as handle:
-            while True:
-                finished = await asyncio.to_thread(self._settle_lost) is not None
-                data = handle.read(_CHUNK)
-                if data:
-                    delay = 0.001
-                    text = decoder.decode(data)
-                    if text:
-                        yield text
-                    continue
-                if finished:
-                    tail = decoder.decode(b"", final=True)
-                    if tail:
-                        yield tail
-                    return
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.05)
-
-    def captured(self, stream: OutputStream) -> bytes:
-        """The exact bytes captured so far on ``stream`` (at most the output bound)."""
-        return (self.control / stream).read_bytes()
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        supervisor = read_json(self.control / "supervisor.json")
+        alive = supervisor is not None and self._supervisor_alive(supervisor)
+        await self._stop_supervisor(supervisor, alive, _KILL_SECONDS)
 
 
 async def start_container(
@@ -232,37 +98,19 @@ async def start_container(
     control.mkdir(mode=0o700, parents=True)
     bundle = control / "bundle"
     bundle.mkdir(mode=0o700)
-    _write_private(bundle / "config.json", json.dumps(config).encode())
+    write_private(bundle / "config.json", json.dumps(config).encode())
     if stdin is not None:
-        _write_private(control / "stdin", stdin)
+        write_private(control / "stdin", stdin)
     # marshal, not JSON: the supervisor runs on this very interpreter and starts faster.
-    _write_private(control / "spec.marshal", marshal.dumps({**spec, "bundle": str(bundle), "stdin": stdin is not None}))
+    write_private(control / "spec.marshal", marshal.dumps({**spec, "bundle": str(bundle), "stdin": stdin is not None}))
     handle = ContainerProcess(pid, control)
-    launcher = await asyncio.create_subprocess_exec(
-        os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _BOOT, str(control),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={},
-        cwd=str(control),
-        start_new_session=True,
+    what = await run_supervisor(
+        (os.path.realpath(sys.executable),), SUPERVISOR_SCRIPT, control,
+        handshake_seconds=_HANDSHAKE_SECONDS,
+        cleanup=lambda launcher: _end_quietly(handle, launcher, spec),
     )
-    try:
-        assert launcher.stdin is not None and launcher.stdout is not None
-        launcher.stdin.write(_supervisor_code())
-        await launcher.stdin.drain()
-        launcher.stdin.close()
-        line = await asyncio.wait_for(launcher.stdout.readline(), _HANDSHAKE_SECONDS)
-        await launcher.wait()
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            launcher.kill()
-        await asyncio.shield(_end_quietly(handle, launcher, spec))
-        raise
-    words = line.decode("ascii", "replace").split()
-    if words == ["ok"]:
+    if what is None:
         return handle
-    what = words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
     message = {
         "exec": "the executable could not be run in the container",
         "create": "the container runtime could not create and start the container",

@@ -19,7 +19,7 @@ import asyncio
 import ctypes
 import errno
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
@@ -31,12 +31,10 @@ from agent_interface.environment.exact_process import (
     AgentExactProcessLaunch,
     AgentExactProcessReadFileRequest,
     AgentExactProcessStatus,
-    AgentExactProcessTermination,
     AgentExactProcessWriteFileRequest,
 )
 from agent_interface.evaluator.container.container_process import (
     ContainerProcess,
-    OutputStream,
     start_container,
 )
 from agent_interface.evaluator.container.environment_egress import (
@@ -54,6 +52,7 @@ from agent_interface.evaluator.container.runtime_config import (
 from agent_interface.evaluator.egress.decisions import EgressSummary
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.process.confined_files import read_confined, write_confined
+from agent_interface.evaluator.process.control_directory import ExactProcessHandle
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
 
@@ -126,54 +125,21 @@ async def _file_operation(id_base: int | None, operation: Callable[..., T], *arg
         raise ContractError.single("/path", "exact_process_file_error", f"the file operation failed ({name})") from None
 
 
-class OciExactProcess:
-    """A handle to one container process; any number of handles may read the same one."""
+class OciExactProcess(ExactProcessHandle):
+    """A handle to one container process; any number of handles may read the same one.
+
+    ``kill()`` removes the container (``cancelled``).
+    """
 
     def __init__(self, handle: ContainerProcess, container_id: str) -> None:
-        self._handle = handle
+        super().__init__(handle)
         self.container_id: Final = container_id
         """The ``runc`` id of the process's container (``<environment id>-<pid>``), for receipts."""
 
-    @property
-    def pid(self) -> int:
-        """The process id within its environment (1, 2, ...), not a host pid."""
-        return self._handle.pid
-
-    async def status(self) -> AgentExactProcessStatus:
-        return await asyncio.to_thread(self._handle.status)
-
-    async def wait(self) -> AgentExactProcessTermination:
-        """The terminal reason, once the process ended."""
-        return await self._handle.wait()
-
-    async def kill(self) -> None:
-        """Remove the container (``cancelled``); nothing once the process ended."""
-        await self._handle.kill()
-
-    def stdout(self) -> AsyncIterator[str]:
-        """The captured stdout as UTF-8 text from its first byte, then live until the end."""
-        return self._handle.follow("stdout")
-
-    def stderr(self) -> AsyncIterator[str]:
-        """The captured stderr, like :meth:`stdout`."""
-        return self._handle.follow("stderr")
-
-    async def output_bytes(self, stream: OutputStream) -> bytes:
-        """The exact bytes captured so far on ``stream``."""
-        return await asyncio.to_thread(self._handle.captured, stream)
-
-    async def output_dropped(self) -> dict[str, int]:
-        """Bytes past the output bound that were not kept, per stream (zero while running)."""
-        record = await asyncio.to_thread(self._handle.termination_record) or {}
-        return {name: int(record.get(f"{name}Dropped", 0)) for name in ("stdout", "stderr")}
-
     async def oom_killed(self) -> bool:
         """Whether the kernel's OOM killer acted in the process's container."""
-        record = await asyncio.to_thread(self._handle.termination_record) or {}
+        record = await asyncio.to_thread(self._process.termination_record) or {}
         return bool(record.get("oomKilled"))
-
-    def __repr__(self) -> str:
-        return f"<OciExactProcess pid={self.pid}>"
 
 
 class OciExactProcessManager:

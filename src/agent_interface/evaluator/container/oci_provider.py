@@ -530,26 +530,9 @@ class OciExactProcessProvider:
     async def capabilities(self) -> AgentEnvironmentCapabilities:
         """Everything off but ``exactProcess`` (egress ``blocked``, and ``strict`` when
         probed), and that only when enforced."""
-        from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
+        from agent_interface.provider.capability_builder import exact_process_only_capabilities
 
-        document: dict[str, Any] = {
-            "profile": {
-                "namedProfiles": False, "systemPrompt": {"replace": False, "append": False},
-                "instructions": False, "tools": False, "permissions": False, "mcp": False,
-                "subagents": False, "resources": {"files": False, "instructions": False},
-                "hooks": False, "modes": False, "runtimeUpdate": False, "validation": False,
-            },
-            "streaming": {"live": False, "replay": False, "detach": False, "turnIdempotency": False},
-            "sessions": {"continue": False, "list": False, "messages": False},
-            "workspace": {"read": False, "write": False, "exec": False, "git": False, "upload": False, "download": False},
-            "branching": {"checkpoint": False, "fork": False},
-            "placement": False,
-            "usage": False,
-            "confidential": False,
-        }
-        if self._exact is not None:
-            document["exactProcess"] = {"egress": list(self._exact.egress_modes)}
-        return AgentEnvironmentCapabilities.parse_wire(document)
+        return exact_process_only_capabilities(None if self._exact is None else self._exact.egress_modes)
 
     def __repr__(self) -> str:
         return f"<OciExactProcessProvider {str(self._root)!r}>"

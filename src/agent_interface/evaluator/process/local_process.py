@@ -66,7 +66,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -79,7 +79,6 @@ from agent_interface.environment.exact_process import (
     AgentExactProcessLaunch,
     AgentExactProcessReadFileRequest,
     AgentExactProcessStatus,
-    AgentExactProcessTermination,
     AgentExactProcessWriteFileRequest,
     CreateAgentExactProcessEnvironmentInput,
     check_exact_process_egress_supported,
@@ -92,6 +91,7 @@ from agent_interface.evaluator.process.confined_files import (
     read_confined,
     write_confined,
 )
+from agent_interface.evaluator.process.control_directory import ExactProcessHandle
 from agent_interface.evaluator.process.environment_disk import (
     is_mounted,
     make_environment_directories,
@@ -103,7 +103,6 @@ from agent_interface.evaluator.process.launch_policy import check_launch_policy
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 from agent_interface.evaluator.process.seccomp import unix_socket_filter
 from agent_interface.evaluator.process.supervised_process import (
-    OutputStream,
     SupervisedProcess,
     start_supervised,
 )
@@ -136,47 +135,14 @@ def _parse(model: type[M], value: M | Mapping[str, Any]) -> M:
     return model.parse_wire(value.to_wire() if isinstance(value, WireModel) else thaw(value))
 
 
-class LocalExactProcess:
-    """A handle to one process; any number of handles may read the same process."""
+class LocalExactProcess(ExactProcessHandle):
+    """A handle to one process; any number of handles may read the same process.
+
+    ``kill()`` ends the process and its descendants (``cancelled``).
+    """
 
     def __init__(self, supervised: SupervisedProcess) -> None:
-        self._supervised = supervised
-
-    @property
-    def pid(self) -> int:
-        """The process id within its environment (1, 2, ...), not a host pid."""
-        return self._supervised.pid
-
-    async def status(self) -> AgentExactProcessStatus:
-        return await asyncio.to_thread(self._supervised.status)
-
-    async def wait(self) -> AgentExactProcessTermination:
-        """The terminal reason (an ``AgentExactProcessTermination``), once it ended."""
-        return await self._supervised.wait()
-
-    async def kill(self) -> None:
-        """End the process and its descendants (``cancelled``); nothing once it ended."""
-        await self._supervised.kill()
-
-    def stdout(self) -> AsyncIterator[str]:
-        """The captured stdout as UTF-8 text from its first byte, then live until the end."""
-        return self._supervised.follow("stdout")
-
-    def stderr(self) -> AsyncIterator[str]:
-        """The captured stderr, like :meth:`stdout`."""
-        return self._supervised.follow("stderr")
-
-    async def output_bytes(self, stream: OutputStream) -> bytes:
-        """The exact bytes captured so far on ``stream``."""
-        return await asyncio.to_thread(self._supervised.captured, stream)
-
-    async def output_dropped(self) -> dict[str, int]:
-        """Bytes past the output bound that were not kept, per stream (zero while running)."""
-        record = await asyncio.to_thread(self._supervised.termination_record) or {}
-        return {name: int(record.get(f"{name}Dropped", 0)) for name in ("stdout", "stderr")}
-
-    def __repr__(self) -> str:
-        return f"<LocalExactProcess pid={self.pid}>"
+        super().__init__(supervised)
 
 
 class LocalExactProcessManager:
