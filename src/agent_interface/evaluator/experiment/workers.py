@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,12 +68,17 @@ def run_with_context(context: CellContext, request: CellRequest) -> CellOutcome:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when its parent (the driver) dies, even by ``kill -9``."""
+    """Ask Linux to kill this worker when its parent (the driver) dies, even by ``kill -9``;
+    a driver that died while this worker was still starting (before the request took) is
+    seen by the worker's new parent, and the worker ends at once."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        return
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)
 
 
 def init_worker(context: CellContext) -> None:
