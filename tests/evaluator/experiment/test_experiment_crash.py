@@ -69,7 +69,7 @@ def test_kill_9_mid_experiment_then_resume(tmp_path: Path, settled_before_kill: 
         assert time.monotonic() < deadline, "the run never reached the point to kill it"
         time.sleep(0.05)
     os.kill(process.pid, signal.SIGKILL)
-    process.communicate()
+    process.communicate(timeout=120)  # no descendant of the killed run may keep its pipes open
     before = ledger_rows(out)
     kept = digests(out)
     interrupted = {key: row for key, row in before.items() if row[0] == "running"}
