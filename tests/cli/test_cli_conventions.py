@@ -128,6 +128,13 @@ def test_reasons_are_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "is a directory, not a file" in capsys.readouterr().err
 
 
+def test_an_endless_input_is_refused_at_the_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["digest", "/dev/zero"]) == 2  # read up to the bound, never to the end
+    assert capsys.readouterr().err.strip().endswith("/dev/zero: larger than 256 MiB, not read")
+    assert main(["digest", "/dev/null"]) == 2  # an empty input is read, then refused as JSON
+    assert "not valid JSON" in capsys.readouterr().err
+
+
 # -- candidate -----------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from agent_interface import __version__
 from agent_interface.cli.conventions import (
@@ -82,16 +82,26 @@ def _os_reason(exc: OSError) -> tuple[str, str]:
     return "unreadable", str(exc.strerror or "cannot be read").lower()
 
 
-def read_bytes(source: str) -> bytes:
-    """Bytes of a file path, or of standard input for ``-``; :class:`Unreadable` says why
-    not (``file not found``, ``is a directory, not a file``, ...)."""
+MAX_INPUT_BYTES: Final = 256 << 20
+"""The most a command reads from one input (a file, a device or standard input)."""
+
+
+def read_bytes(source: str, *, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """Bytes of a file path, or of standard input for ``-``, at most ``limit`` of them;
+    :class:`Unreadable` says why not (``file not found``, ``is a directory, not a file``,
+    ``larger than 256 MiB`` for an endless source such as ``/dev/zero``, ...)."""
     try:
         if source == "-":
-            return sys.stdin.buffer.read()
-        return Path(source).read_bytes()
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(limit + 1)
     except OSError as exc:
         code, reason = _os_reason(exc)
         raise Unreadable(code, reason, document=source) from None
+    if len(data) > limit:
+        raise Unreadable("input_too_large", f"larger than {limit >> 20} MiB, not read", document=source)
+    return data
 
 
 def load_json(source: str) -> Any:
