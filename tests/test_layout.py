@@ -131,7 +131,8 @@ def import_cycles(src: Path) -> list[list[str]]:
 # The evaluator's sub-families, in the order of its flow: a module imports its own
 # sub-family and those before it (the family's own ``__init__`` only names them lazily).
 EVALUATOR_ORDER = (
-    "git", "verify", "author", "images", "egress", "process", "container", "run", "experiment",
+    "git", "verify", "author", "images", "egress", "process", "container", "gateway", "harness", "run",
+    "experiment",
 )
 
 
