@@ -11,14 +11,17 @@ deadline, its output bounded):
    Cached under ``bases/<key>/`` of the cache directory, the key being the digest of the
    :class:`DebianBase` (suite, variant, packages, mirror); the base's identity is its manifest
    digest.
-2. **Task image** (:meth:`ImageBuilder.build`): ``buildah bud --isolation chroot --from
-   oci:LAYOUT:base -f CONTAINERFILE CONTEXT`` (the Containerfile's first ``FROM`` is replaced
-   by the base, so ``FROM debian:bookworm`` reads as it would elsewhere), ``buildah push
+2. **Task image** (:meth:`ImageBuilder.build`): ``skopeo copy`` puts the base into buildah's
+   storage under a name made from its digest, then ``buildah bud --isolation chroot --from
+   BASE -f CONTAINERFILE CONTEXT`` (the Containerfile's first ``FROM`` is replaced by the base, so ``FROM debian:bookworm`` reads as it would elsewhere), ``buildah push
    IMAGE oci-archive:ARCHIVE`` and ``buildah rmi IMAGE``. ``RUN`` steps share the host's
    network (``apt-get install`` and ``npm install`` reach Debian's archive and npm). The
    chroot isolation is what works on a host whose cgroups are mixed v1 and v2; ``oci``
    (runc) may be chosen. buildah keeps its own storage in ``buildah/`` of the cache, never
-   the system's. Cached under ``builds/<key>/``, the key being the digest of the
+   the system's. ``ca_certificates`` (a CA bundle) is bound read-only at
+   :data:`BUILD_CA_PATH` during ``RUN`` steps and named by the build argument
+   ``BUILD_CA_CERTIFICATES``, for machines whose HTTPS goes through an inspecting proxy
+   (``npm install --cafile "$BUILD_CA_CERTIFICATES"``); it is never in a layer. Cached under ``builds/<key>/``, the key being the digest of the
    Containerfile's bytes, the base's manifest digest and the build context's files.
 3. **Import** (:func:`build_into_store`): the archive goes into an
    :class:`~.oci_store.OciImageStore` through :func:`~.oci_import.import_oci_archive` (every
@@ -26,7 +29,7 @@ deadline, its output bounded):
 
 Refusals are :class:`~.image_limits.ImageRefused`: ``image_build_invalid`` (a Containerfile
 or context that is missing, too large, holds a link out of the context, or a cache path
-buildah cannot name), ``image_tool_failed`` (a tool failed, timed out or is not installed:
+the tools' references cannot hold), ``image_tool_failed`` (a tool failed, timed out or is not installed:
 its name, exit status and the last line of its output). One build at a time holds the
 cache (a lock file); a crashed build leaves nothing that a later one reads.
 """
@@ -56,6 +59,7 @@ from .oci_store import OciImageStore, StoredImage
 
 __all__ = [
     "BASES",
+    "BUILD_CA_PATH",
     "BuildLimits",
     "BuiltBase",
     "BuiltImage",
@@ -66,11 +70,14 @@ __all__ = [
 ]
 
 DEBIAN_MIRROR: Final = "http://deb.debian.org/debian"
+BUILD_CA_PATH: Final = "/run/agent-interface-build/ca-certificates.crt"
+"""Where ``ca_certificates`` is bound during ``RUN`` steps (the build argument
+``BUILD_CA_CERTIFICATES`` names it); never part of the image."""
 _BASE_TAG: Final = "base"
 _PATH_ENV: Final = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _PACKAGE_RE: Final = re.compile(r"[a-z0-9][a-z0-9+.-]*")
 _SUITE_RE: Final = re.compile(r"[a-z][a-z0-9-]*")
-_CACHE_PATH_RE: Final = re.compile(r"[a-z0-9/._-]+")
+_CACHE_PATH_RE: Final = re.compile(r"[^:@+\[\]\s]+")
 Isolation = Literal["chroot", "oci"]
 
 
@@ -156,8 +163,8 @@ class BuiltBase:
 
     @property
     def reference(self) -> str:
-        """What buildah's ``--from`` takes: ``oci:LAYOUT:base``."""
-        return f"oci:{self.layout}:{_BASE_TAG}"
+        """The name buildah's storage holds it under (``--from``), from its manifest digest."""
+        return f"localhost/agent-interface-base:{self.manifest_digest.removeprefix('sha256:')[:32]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,14 +238,19 @@ class ImageBuilder:
     """
 
     def __init__(self, cache: str | os.PathLike[str] | None = None, *, isolation: Isolation = "chroot",
-                 limits: BuildLimits | None = None) -> None:
+                 limits: BuildLimits | None = None, ca_certificates: str | os.PathLike[str] | None = None) -> None:
         self.cache: Final = Path(os.path.abspath(cache if cache is not None else default_cache_directory()))
         if not _CACHE_PATH_RE.fullmatch(str(self.cache)):
-            raise _refuse("image_build_invalid", "buildah names a layout by its path: the cache directory's path "
-                          "may hold only lower-case letters, digits and / . _ -", "/cache")
+            raise _refuse("image_build_invalid", "the cache directory's path must not hold ':', '@', '+', "
+                          "brackets or spaces (tool references split at them)", "/cache")
         if isolation not in ("chroot", "oci"):
             raise _refuse("image_build_invalid", "isolation is chroot or oci", "/isolation")
         self.isolation: Final = isolation
+        self.ca_certificates: Final = None if ca_certificates is None else Path(os.path.abspath(ca_certificates))
+        if self.ca_certificates is not None and (not self.ca_certificates.is_file()
+                                                 or ":" in str(self.ca_certificates)):
+            raise _refuse("image_build_invalid", "the CA bundle is not a file (or its path holds ':')",
+                          "/caCertificates")
         self.limits: Final = limits or BuildLimits()
         for sub in ("bases", "builds", "tmp", "buildah"):
             (self.cache / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -372,8 +384,16 @@ class ImageBuilder:
                    archive: Path) -> list[list[str]]:
         """Every command of the build (what ``--dry-run`` prints)."""
         image = f"localhost/agent-interface-build:{key.removeprefix('sha256:')[:32]}"
-        return [self._buildah("bud", "--isolation", self.isolation, "--from", base.reference, "--format", "oci",
-                              "--layers=false", "--pull=never", "-t", image, "-f", str(containerfile), str(context)),
+        trust: list[str] = []
+        if self.ca_certificates is not None:  # bound for the RUN steps only, never in a layer
+            trust = ["--volume", f"{self.ca_certificates}:{BUILD_CA_PATH}:ro",
+                     "--build-arg", f"BUILD_CA_CERTIFICATES={BUILD_CA_PATH}"]
+        storage = f"containers-storage:[overlay@{self.cache / 'buildah' / 'root'}+{self.cache / 'buildah' / 'run'}]"
+        return [["skopeo", "--insecure-policy", "copy", "--quiet", f"oci:{base.layout}:{_BASE_TAG}",
+                 storage + base.reference],
+                self._buildah("bud", "--isolation", self.isolation, "--from", base.reference, "--format", "oci",
+                              "--layers=false", "--pull=never", *trust, "-t", image, "-f", str(containerfile),
+                              str(context)),
                 self._buildah("push", "--quiet", image, f"oci-archive:{archive}"),
                 self._buildah("rmi", image)]
 
@@ -402,7 +422,8 @@ class ImageBuilder:
             build_started = time.monotonic()
             with self._scratch() as scratch:
                 built = scratch / "image.tar"
-                bud, *rest = self.build_argv(file, built_base, where, key, built)
+                load, bud, *rest = self.build_argv(file, built_base, where, key, built)
+                self._run(load, scratch)
                 self._run(bud, scratch, self.limits.build_timeout_s)
                 for argv in rest:
                     self._run(argv, scratch)
