@@ -108,6 +108,22 @@ def test_a_containerfile_builds_on_a_base_made_here_is_cached_imported_and_runs(
     assert stdout == b"built here\n"
 
 
+def test_an_image_builds_on_another_built_here(scratch: Path) -> None:
+    """A harness on a task image: ``on`` builds the lower Containerfile first, the upper on it."""
+    lower = _containerfile(scratch / "lower")
+    upper = _containerfile(scratch / "upper", "FROM task-image\nRUN echo upper > /etc/upper\n")
+    store = OciImageStore(scratch / "on-store")
+    builder = ImageBuilder(CACHE)
+    built = build_into_store(store, upper, name="test/upper", base=BASES["busybox"], builder=builder, on=lower)
+    alone = builder.build(lower, base=BASES["busybox"])
+    assert alone.cached and built.key != alone.key
+    root = store.image_root(built.manifest_digest, mapping=IdMapping(ID_BASE, ID_BASE))
+    assert root is not None
+    assert (root.rootfs / "etc" / "built-here").read_text() == "built here\n"
+    assert (root.rootfs / "etc" / "upper").read_text() == "upper\n"
+    assert [image.name for image in store.images()] == ["test/upper"]  # the lower one is not imported
+
+
 def test_the_cache_key_is_the_containerfile_the_base_and_the_context(scratch: Path) -> None:
     builder = ImageBuilder(CACHE)
     base = builder.base(BASES["busybox"])

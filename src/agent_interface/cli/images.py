@@ -1,7 +1,7 @@
 """``image``: build task images here and list an image store.
 
 ``image build CONTAINERFILE --images STORE_DIR --name NAME [--tag TAG] [--base
-debian|debian-apt|busybox] [--suite SUITE] [--include PKG]... [--context DIR] [--cache DIR]
+debian|debian-apt|busybox] [--on CONTAINERFILE] [--suite SUITE] [--include PKG]... [--context DIR] [--cache DIR]
 [--isolation chroot|oci] [--ca-certificates FILE] [--dry-run] [--json]`` makes the Debian base with ``mmdebstrap``
 (cached), builds the Containerfile on it with ``buildah`` (cached by the Containerfile's bytes,
 the base's digest and the context's files), and imports the oci-archive into the store; it
@@ -72,10 +72,15 @@ def _dry_run(args: argparse.Namespace, builder: Any, base: Any) -> int:
         layout = builder.cache / "bases" / base.key.removeprefix("sha256:") / "layout"
         commands += builder.base_argv(base, builder.cache / "tmp" / "base.tar", layout)
         built = BuiltBase(base, layout, "sha256:<base>", 0.0, False)
-    file = Path(os.path.abspath(args.containerfile))
-    context = Path(os.path.abspath(args.context)) if args.context else file.parent
-    key = builder.build_key(file, built, context) if built.manifest_digest != "sha256:<base>" else "sha256:<key>"
-    commands += builder.build_argv(file, built, context, key, builder.cache / "tmp" / "image.tar")
+    builds = [(args.on, None), (args.containerfile, args.context)] if args.on else [(args.containerfile, args.context)]
+    for containerfile, context in builds:
+        file = Path(os.path.abspath(containerfile))
+        where = Path(os.path.abspath(context)) if context else file.parent
+        known = "<" not in built.manifest_digest
+        key = builder.build_key(file, built, where) if known else "sha256:<key>"
+        archive = builder.cache / "tmp" / "image.tar"
+        commands += builder.build_argv(file, built, where, key, archive)
+        built = BuiltBase(base, archive.parent, "sha256:<image below>", 0.0, False, archive)
     if args.json:
         emit_json({"document": args.containerfile, "verdict": "dry-run", "commands": commands})
     else:
@@ -95,7 +100,7 @@ def cmd_image_build(args: argparse.Namespace) -> int:
             return _dry_run(args, builder, base)
         store = _store(args.images)
         built = build_into_store(store, args.containerfile, name=args.name, tag=args.tag, base=base,
-                                 context=args.context, builder=builder)
+                                 context=args.context, builder=builder, on=args.on)
     except ContractError as error:
         return _refused(args, args.containerfile, error)
     summary = built.to_json()
@@ -145,6 +150,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     build.add_argument("--suite", help="the Debian suite (default bookworm)")
     build.add_argument("--include", action="append", metavar="PACKAGE", help="another package in the base")
     build.add_argument("--mirror", metavar="URL", help="the Debian mirror (default http://deb.debian.org/debian)")
+    build.add_argument("--on", metavar="CONTAINERFILE",
+                       help="build this Containerfile first (on --base) and CONTAINERFILE on it, e.g. a harness "
+                            "on the task image")
     build.add_argument("--context", metavar="DIR", help="the build context (default: the Containerfile's directory)")
     build.add_argument("--cache", metavar="DIR",
                        help="where bases and builds are kept (default ~/.cache/agent-interface/image-builds)")

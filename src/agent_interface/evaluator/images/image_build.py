@@ -160,6 +160,13 @@ class BuiltBase:
     manifest_digest: str
     seconds: float
     cached: bool
+    archive: Path | None = None
+    """Set when the base is an image built earlier (``on``): its oci-archive."""
+
+    @property
+    def source(self) -> str:
+        """Where ``skopeo`` reads it: ``oci:LAYOUT:base``, or ``oci-archive:ARCHIVE``."""
+        return f"oci-archive:{self.archive}" if self.archive is not None else f"oci:{self.layout}:{_BASE_TAG}"
 
     @property
     def reference(self) -> str:
@@ -389,8 +396,7 @@ class ImageBuilder:
             trust = ["--volume", f"{self.ca_certificates}:{BUILD_CA_PATH}:ro",
                      "--build-arg", f"BUILD_CA_CERTIFICATES={BUILD_CA_PATH}"]
         storage = f"containers-storage:[overlay@{self.cache / 'buildah' / 'root'}+{self.cache / 'buildah' / 'run'}]"
-        return [["skopeo", "--insecure-policy", "copy", "--quiet", f"oci:{base.layout}:{_BASE_TAG}",
-                 storage + base.reference],
+        return [["skopeo", "--insecure-policy", "copy", "--quiet", base.source, storage + base.reference],
                 self._buildah("bud", "--isolation", self.isolation, "--from", base.reference, "--format", "oci",
                               "--layers=false", "--pull=never", *trust, "-t", image, "-f", str(containerfile),
                               str(context)),
@@ -398,9 +404,11 @@ class ImageBuilder:
                 self._buildah("rmi", image)]
 
     def build(self, containerfile: str | os.PathLike[str], *, base: DebianBase | None = None,
-              context: str | os.PathLike[str] | None = None) -> BuiltImage:
+              context: str | os.PathLike[str] | None = None, on: BuiltImage | None = None) -> BuiltImage:
         """The image ``containerfile`` builds on ``base`` (Debian ``minbase`` by default) with
-        ``context`` (the Containerfile's directory by default): from the cache, or built now."""
+        ``context`` (the Containerfile's directory by default): from the cache, or built now.
+        ``on`` (an image built earlier, e.g. the task image) replaces ``base``: a harness
+        Containerfile built on a task image."""
         started = time.monotonic()
         file = Path(os.path.abspath(containerfile))
         where = Path(os.path.abspath(context)) if context is not None else file.parent
@@ -410,7 +418,10 @@ class ImageBuilder:
             raise _refuse("image_build_invalid", "a Containerfile or context path must not contain ':'",
                           "/containerfile")
         with self._locked():
-            built_base = self._base(base or BASES["debian"])
+            if on is not None:
+                built_base = BuiltBase(on.base.spec, on.archive.parent, on.manifest_digest, 0.0, True, on.archive)
+            else:
+                built_base = self._base(base or BASES["debian"])
             key = self.build_key(file, built_base, where)
             directory = self.cache / "builds" / key.removeprefix("sha256:")
             record = _read_record(directory / "build.json")
@@ -458,14 +469,19 @@ def _archive_manifest(archive: Path) -> str:
 def build_into_store(store: OciImageStore, containerfile: str | os.PathLike[str], *, name: str,
                      tag: str | None = None, base: DebianBase | None = None,
                      context: str | os.PathLike[str] | None = None,
-                     builder: ImageBuilder | None = None) -> BuiltImage:
+                     builder: ImageBuilder | None = None,
+                     on: str | os.PathLike[str] | None = None) -> BuiltImage:
     """Build (or take from the cache) and import into ``store`` as ``name`` (and ``tag``); an
-    image the store already holds under that name and digest is not imported again."""
+    image the store already holds under that name and digest is not imported again. ``on``
+    names a Containerfile built first (on ``base``, its own directory the context) that this
+    one is built on, e.g. the task image under a harness."""
     check_image_name(name)
     if tag is not None:
         check_tag(tag)
     started = time.monotonic()
-    built = (builder or ImageBuilder()).build(containerfile, base=base, context=context)
+    builder = builder or ImageBuilder()
+    below = builder.build(on, base=base) if on is not None else None
+    built = builder.build(containerfile, base=base, context=context, on=below)
     stored = next((image for image in store.images()
                    if image.name == name and image.digest == built.manifest_digest and image.tag == tag), None)
     if stored is None:
