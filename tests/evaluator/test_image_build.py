@@ -159,10 +159,12 @@ def test_a_ca_bundle_reaches_the_run_steps_and_never_the_image(scratch: Path) ->
 
 def test_a_failing_step_is_a_typed_refusal_with_the_tools_last_line(scratch: Path) -> None:
     file = _containerfile(scratch / "failing", TINY + 'RUN echo "the step broke here" && exit 3\n')
+    said: list[str] = []
     with pytest.raises(ContractError) as refused:
-        ImageBuilder(CACHE).build(file, base=BASES["busybox"])
+        ImageBuilder(CACHE, progress=said.append).build(file, base=BASES["busybox"])
     assert _code(refused) == "image_tool_failed"
     assert "buildah failed" in str(refused.value)
+    assert said == [f"building {file} with buildah (its RUN steps may take minutes)"]
 
 
 def test_inputs_out_of_shape_are_refused_before_any_tool_runs(scratch: Path) -> None:

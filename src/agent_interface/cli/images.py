@@ -95,7 +95,11 @@ def cmd_image_build(args: argparse.Namespace) -> int:
 
     try:
         base = _base(args)
-        builder = ImageBuilder(args.cache, isolation=args.isolation, ca_certificates=args.ca_certificates)
+        def say(text: str) -> None:
+            print(text, file=sys.stderr, flush=True)
+
+        builder = ImageBuilder(args.cache, isolation=args.isolation, ca_certificates=args.ca_certificates,
+                               progress=None if args.json else say)
         if args.dry_run:
             return _dry_run(args, builder, base)
         store = _store(args.images)

@@ -46,7 +46,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -241,11 +241,12 @@ class ImageBuilder:
     """Builds bases and task images into the cache directory ``cache`` (see the module docstring).
 
     ``isolation`` is buildah's for ``RUN`` steps (``chroot`` by default); ``limits`` bound
-    every input and tool run.
+    every input and tool run; ``progress`` is told, in a line, each slow step before it runs.
     """
 
     def __init__(self, cache: str | os.PathLike[str] | None = None, *, isolation: Isolation = "chroot",
-                 limits: BuildLimits | None = None, ca_certificates: str | os.PathLike[str] | None = None) -> None:
+                 limits: BuildLimits | None = None, ca_certificates: str | os.PathLike[str] | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
         self.cache: Final = Path(os.path.abspath(cache if cache is not None else default_cache_directory()))
         if not _CACHE_PATH_RE.fullmatch(str(self.cache)):
             raise _refuse("image_build_invalid", "the cache directory's path must not hold ':', '@', '+', "
@@ -253,6 +254,7 @@ class ImageBuilder:
         if isolation not in ("chroot", "oci"):
             raise _refuse("image_build_invalid", "isolation is chroot or oci", "/isolation")
         self.isolation: Final = isolation
+        self._progress = progress
         self.ca_certificates: Final = None if ca_certificates is None else Path(os.path.abspath(ca_certificates))
         if self.ca_certificates is not None and (not self.ca_certificates.is_file()
                                                  or ":" in str(self.ca_certificates)):
@@ -280,6 +282,10 @@ class ImageBuilder:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+
+    def _say(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress(text)
 
     def _run(self, argv: Sequence[str], scratch: Path, timeout_s: float | None = None) -> bytes:
         return run_tool(argv, scratch=scratch, timeout_s=timeout_s or self.limits.tool_timeout_s,
@@ -325,6 +331,7 @@ class ImageBuilder:
         with self._scratch() as scratch:
             tarball, layout = scratch / "base.tar", scratch / "layout"
             commands = self.base_argv(spec, tarball, layout)
+            self._say(f"making the {spec.variant} {spec.suite} base with mmdebstrap (a minute or two)")
             self._run(commands[0], scratch, self.limits.base_timeout_s)
             for argv in commands[1:]:
                 self._run(argv, scratch)
@@ -435,6 +442,7 @@ class ImageBuilder:
                 built = scratch / "image.tar"
                 load, bud, *rest = self.build_argv(file, built_base, where, key, built)
                 self._run(load, scratch)
+                self._say(f"building {file} with buildah (its RUN steps may take minutes)")
                 self._run(bud, scratch, self.limits.build_timeout_s)
                 for argv in rest:
                     self._run(argv, scratch)
