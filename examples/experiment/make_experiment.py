@@ -136,12 +136,14 @@ def bundle(code: dict[str, Any], files: dict[str, bytes]) -> dict[str, Any]:
 
 
 def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, baseline_agent: str | None = None,
-         retry: dict[str, Any] | None = None) -> dict[str, Path]:
+         retry: dict[str, Any] | None = None, task_container: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write the example into ``out`` (created); the paths of what a run needs.
 
     Tests vary it: ``grader`` replaces the grader's command (name, executable, args,
     timeoutMs) or document keys, ``baseline_agent`` the baseline's ``agent.py``, ``retry``
-    the task's attempt policy."""
+    the task's attempt policy; ``task_container`` (the task's ``evaluatorTaskContainer``)
+    makes the task select its image, so its cells and grader run in containers
+    (``run_in_containers.py``)."""
     out.mkdir(parents=True, exist_ok=True)
     for name in ("calc", "agent", "agent.git", "artifacts"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -188,6 +190,7 @@ def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, base
         "attempt": retry or {"maxAttempts": 1, "retryPolicy": "none"},
         "limits": {"timeoutMs": 60000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10000,
                    "maxOutputTokens": 10000, "maxTotalTokens": 20000, "maxCostUsd": 0},
+        **({"evaluatorTaskContainer": task_container} if task_container is not None else {}),
     })
     suite = sealed({"kind": "agent-candidate-benchmark-suite", "digestAlgorithm": "rfc8785-sha256",
                     "taskDigests": [task["digest"]], "reps": reps, "seeds": list(range(1, reps + 1))})
