@@ -58,8 +58,8 @@ def open_run(gateway: ModelGateway, limits: GatewayLimits = ROOMY, **options: An
 
 def openai_client(gateway: ModelGateway, run: GatewayRun, **options: Any) -> openai.AsyncOpenAI:
     env = run.launch_env(gateway.origin)
-    client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"], max_retries=0,
-                                **options)
+    client = openai.AsyncOpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"],
+                                **{"max_retries": 0, **options})
     _CLIENTS.append(client)
     return client
 
@@ -67,7 +67,7 @@ def openai_client(gateway: ModelGateway, run: GatewayRun, **options: Any) -> ope
 def anthropic_client(gateway: ModelGateway, run: GatewayRun, **options: Any) -> anthropic.AsyncAnthropic:
     env = run.launch_env(gateway.origin)
     client = anthropic.AsyncAnthropic(base_url=env["ANTHROPIC_BASE_URL"], api_key=env["ANTHROPIC_API_KEY"],
-                                      max_retries=0, **options)
+                                      **{"max_retries": 0, **options})
     _CLIENTS.append(client)
     return client
 
