@@ -8,9 +8,8 @@ import pytest
 from agent_interface.evaluator.gateway.served_model import served_match
 from tests.evaluator.gateway.gateway_helpers import USER, RecordingUpstream, open_run, openai_client, serving
 
-pytestmark = pytest.mark.asyncio
 
-
+@pytest.mark.asyncio
 async def test_an_upstream_that_omits_usage_leaves_the_call_unsettled_and_the_run_invalid() -> None:
     async with serving(RecordingUpstream([{"text": "a", "usage": "omit"}, {"text": "b"}])) as gateway:
         run = open_run(gateway)
@@ -24,6 +23,7 @@ async def test_an_upstream_that_omits_usage_leaves_the_call_unsettled_and_the_ru
     assert settlement.events[0]["settled"] is False
 
 
+@pytest.mark.asyncio
 async def test_an_omitted_usage_in_a_stream_is_unsettled_too() -> None:
     async with serving(RecordingUpstream([{"text": "a b", "usage": "omit"}])) as gateway:
         run = open_run(gateway)
@@ -33,6 +33,7 @@ async def test_an_omitted_usage_in_a_stream_is_unsettled_too() -> None:
         assert run.settle().unsettled_calls == 1
 
 
+@pytest.mark.asyncio
 async def test_a_run_with_no_call_is_a_valid_zero() -> None:
     async with serving(RecordingUpstream([{"text": "a"}])) as gateway:
         settlement = open_run(gateway).settle()
@@ -42,6 +43,7 @@ async def test_a_run_with_no_call_is_a_valid_zero() -> None:
                                   "costProvenance": "observed"}
 
 
+@pytest.mark.asyncio
 async def test_a_substituted_served_model_is_recorded_in_the_record_and_the_event() -> None:
     async with serving(RecordingUpstream([{"text": "a", "servedModel": "cheap-model"},
                                           {"text": "b", "servedModel": "echo-2026-01-01"}])) as gateway:
@@ -66,6 +68,7 @@ def test_the_served_model_rule() -> None:
     assert served_match(None, "gpt-4o") == "unknown"
 
 
+@pytest.mark.asyncio
 async def test_an_upstream_error_answer_is_a_failed_call_settled_at_zero_and_forwarded() -> None:
     async with serving(RecordingUpstream([{"status": 400, "error": "bad tool schema"}])) as gateway:
         run = open_run(gateway)
@@ -79,6 +82,7 @@ async def test_an_upstream_error_answer_is_a_failed_call_settled_at_zero_and_for
     assert settlement.model_calls == 1 and settlement.valid
 
 
+@pytest.mark.asyncio
 async def test_records_carry_digests_and_times_and_settle_is_idempotent() -> None:
     async with serving(RecordingUpstream([{"text": "a"}])) as gateway:
         run = open_run(gateway)
