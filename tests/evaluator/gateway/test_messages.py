@@ -7,7 +7,12 @@ import json
 import anthropic
 import pytest
 
-from tests.evaluator.gateway.gateway_helpers import RecordingUpstream, anthropic_client, open_run, serving
+from tests.evaluator.gateway.gateway_helpers import (
+    RecordingUpstream,
+    anthropic_client,
+    open_run,
+    serving,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,8 +10,17 @@ import anthropic
 import openai
 import pytest
 
-from agent_interface.evaluator.gateway import GatewayLimits, ModelPrice, UpstreamCall, UpstreamResponse
-from agent_interface.evaluator.gateway.request_rewrite import PER_MESSAGE_OVERHEAD, REQUEST_OVERHEAD, encode
+from agent_interface.evaluator.gateway import (
+    GatewayLimits,
+    ModelPrice,
+    UpstreamCall,
+    UpstreamResponse,
+)
+from agent_interface.evaluator.gateway.request_rewrite import (
+    PER_MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    encode,
+)
 from tests.evaluator.gateway.gateway_helpers import (
     USER,
     RecordingUpstream,

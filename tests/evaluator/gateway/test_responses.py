@@ -7,7 +7,12 @@ import json
 import openai
 import pytest
 
-from tests.evaluator.gateway.gateway_helpers import RecordingUpstream, open_run, openai_client, serving
+from tests.evaluator.gateway.gateway_helpers import (
+    RecordingUpstream,
+    open_run,
+    openai_client,
+    serving,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -69,6 +69,7 @@ def test_a_reply_is_cut_to_the_output_cap_as_the_api_cuts_it() -> None:
     call = _call()
     capped = UpstreamCall(**{**{k: getattr(call, k) for k in call.__dataclass_fields__}, "max_output_tokens": 2})
     status, body = upstream.answer(capped)
+    assert status == 200
     document = json.loads(body)  # type: ignore[arg-type]
     assert document["choices"][0]["finish_reason"] == "length" and document["choices"][0]["message"]["content"] == "a b"
     assert document["usage"]["completion_tokens"] == 2

@@ -6,7 +6,13 @@ import openai
 import pytest
 
 from agent_interface.evaluator.gateway.served_model import served_match
-from tests.evaluator.gateway.gateway_helpers import USER, RecordingUpstream, open_run, openai_client, serving
+from tests.evaluator.gateway.gateway_helpers import (
+    USER,
+    RecordingUpstream,
+    open_run,
+    openai_client,
+    serving,
+)
 
 
 @pytest.mark.asyncio
