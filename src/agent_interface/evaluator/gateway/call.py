@@ -119,6 +119,9 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
                 if not failure.dispatched:
                     state.usage = Usage(0, 0)
                 return _failure_answer(api, state, 502, failure.reason)
+            except Exception:  # an upstream's own bug: a failed call, never a traceback to the agent
+                state.reason = "upstream_error"
+                return _failure_answer(api, state, 502, "upstream_error")
             state.attempts = response.attempts
             state.http_status = response.status
             try:
@@ -163,6 +166,9 @@ async def _forward_body(ctx: CallContext, api: Api, response: UpstreamResponse, 
     except UpstreamFailure as failure:
         state.reason = failure.reason
         return _failure_answer(api, state, 502, failure.reason)
+    except Exception:
+        state.reason = "upstream_error"
+        return _failure_answer(api, state, 502, "upstream_error")
     if body is None:
         state.reason = "response_too_large"
         return _failure_answer(api, state, 502, "response_too_large")
@@ -209,8 +215,12 @@ async def _forward_stream(ctx: CallContext, api: Api, request: web.BaseRequest, 
             for event in scanner.feed(chunk):
                 await write(event)
         await write(scanner.finish())
-    except (UpstreamFailure, ValueError) as failure:
-        state.reason = failure.reason if isinstance(failure, UpstreamFailure) else "response_too_large"
+    except UpstreamFailure as failure:
+        state.reason = failure.reason
+    except ValueError:
+        state.reason = "response_too_large"
+    except Exception:
+        state.reason = "upstream_error"
     state.usage, state.served = scanner.usage, scanner.served_model
     if state.reason is None and scanner.errored:
         state.reason = "upstream_error_event"

@@ -221,8 +221,10 @@ class ModelGateway:
         if not isinstance(body, bytes):
             record = run.begin(api, "")
             code, status = body
-            return refuse_call(run, record, api, code, "the request body is too large" if status == 413
-                               else "the request body was not received in time", status)
+            answer = refuse_call(run, record, api, code, "the request body is too large" if status == 413
+                                 else "the request body was not received in time", status)
+            answer.force_close()  # the rest of the body is not read: the connection ends with the answer
+            return answer
         assert self._context is not None
         return await serve_call(self._context, run, api, request, body)
 
@@ -248,7 +250,6 @@ class ModelGateway:
                         continue
                     parts.append(chunk)
         except TimeoutError:
-            request.protocol.force_close()
             return ("request_timeout", 400)
         if size > limit:
             return ("request_too_large", 413)
