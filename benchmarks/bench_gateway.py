@@ -7,7 +7,8 @@ answering from the same :class:`ScriptedUpstream`, no metering) and through a
 :class:`ModelGateway` (a run, its token, reservation, rewrite, usage scan, settlement).
 This process drives both with an aiohttp client, OpenAI Chat Completions, a 64-word reply
 (64 content chunks when streamed), at 1 and 50 concurrent calls, and prints p50/p99 of
-the whole call and of the gap between streamed tokens, and the gateway's overhead (the
+the whole call and of the time between streamed tokens (per call: from the first
+streamed chunk to the last, divided by the gaps between them), and the gateway's overhead (the
 difference of the percentiles). Then the server's RSS over a soak of N calls (runs of
 100 calls each, settled as a cell settles them), and with N idle connections opened at
 once against the default cap of 1024 connections. Figures on a shared machine are
@@ -21,7 +22,6 @@ import asyncio
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +41,12 @@ LIMITS = {"max_model_calls": 10**9, "max_input_tokens": 10**12, "max_output_toke
 async def serve() -> None:
     from aiohttp import web
 
-    from agent_interface.evaluator.gateway import GatewayLimits, ModelGateway, ScriptedUpstream, UpstreamCall
+    from agent_interface.evaluator.gateway import (
+        GatewayLimits,
+        ModelGateway,
+        ScriptedUpstream,
+        UpstreamCall,
+    )
 
     script = ScriptedUpstream([{"text": WORDS}], when_exhausted="cycle")
 
@@ -128,16 +133,27 @@ async def one_call(session: Any, url: str, token: str, stream: bool) -> tuple[fl
     async with session.post(url + "/v1/chat/completions", json=body,
                             headers={"authorization": "Bearer " + token}) as response:
         if stream:
-            last = None
-            async for _line in response.content:
-                now = time.perf_counter()
-                if last is not None:
-                    gaps.append(now - last)
-                last = now
+            first = last = None
+            tokens = 0
+            async for line in response.content:
+                if line.startswith(b"data: {"):
+                    last = time.perf_counter()
+                    first = first or last
+                    tokens += 1
+            if first is not None and last is not None and tokens > 1:
+                gaps.append((last - first) / (tokens - 1))  # the call's mean time between streamed tokens
         else:
             await response.read()
         assert response.status == 200, response.status
     return time.perf_counter() - start, gaps
+
+
+async def worker(session: Any, url: str, token: str, stream: bool, count: int, totals: list[float],
+                 gaps: list[float]) -> None:
+    for _ in range(count):
+        total, between = await one_call(session, url, token, stream)
+        totals.append(total)
+        gaps.extend(between)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -160,13 +176,8 @@ async def latency(server: Server, calls: int) -> None:
                     totals: list[float] = []
                     gaps: list[float] = []
 
-                    async def worker(count: int, url: str = url) -> None:
-                        for _ in range(count):
-                            total, between = await one_call(session, url, token, stream)
-                            totals.append(total)
-                            gaps.extend(between)
-
-                    await asyncio.gather(*(worker(calls // concurrency) for _ in range(concurrency)))
+                    await asyncio.gather(*(worker(session, url, token, stream, calls // concurrency, totals, gaps)
+                                           for _ in range(concurrency)))
                     figures[name] = (totals, gaps)
                 label = f"{'stream' if stream else 'plain'} x{concurrency}"
                 rows = [("call", 0)] + ([("per token", 1)] if stream else [])

@@ -212,8 +212,9 @@ async def _forward_stream(ctx: CallContext, api: Api, request: web.BaseRequest, 
             size += len(chunk)
             if size > ctx.max_response_bytes:
                 raise UpstreamFailure("response_too_large", dispatched=True)
-            for event in scanner.feed(chunk):
-                await write(event)
+            events = scanner.feed(chunk)
+            if events:
+                await write(events[0] if len(events) == 1 else b"".join(events))
         await write(scanner.finish())
     except UpstreamFailure as failure:
         state.reason = failure.reason

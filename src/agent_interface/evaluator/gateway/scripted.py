@@ -176,6 +176,10 @@ class ScriptedUpstream:
         """The words of ``text``: exactly what the counted usage adds for it."""
         return len(text.split())
 
+    def forget(self, run_id: str) -> None:
+        """Drop the run's cursor (the gateway calls this when the run settles)."""
+        self._cursors.pop(run_id, None)
+
     def _next(self, run_id: str) -> tuple[int, dict[str, Any] | None]:
         position = self._cursors.get(run_id, 0)
         self._cursors[run_id] = position + 1

@@ -177,8 +177,15 @@ class ModelGateway:
                          refusal_status=refusal_status, default_max_output_tokens=default_max_output_tokens)
         run.price = self.upstream.price(run.resolved_model)
         run.injected_tokens = self.upstream.injected_tokens(system_prompt) if system_prompt else 0
+        run.on_settle = self._forget
         self._runs[run.token] = run
         return run
+
+    def _forget(self, run: GatewayRun) -> None:
+        self._runs.pop(run.token, None)
+        forget = getattr(self.upstream, "forget", None)
+        if callable(forget):
+            forget(run.run_id)
 
     async def close(self) -> None:
         """Stop serving; calls still in flight stay unsettled in their runs."""
