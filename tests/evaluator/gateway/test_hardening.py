@@ -184,3 +184,36 @@ async def test_an_upstream_that_raises_is_a_failed_recorded_call() -> None:
         settlement = run.settle()
     (call,) = settlement.calls
     assert call.status == "failed" and call.reason == "upstream_error" and not call.settled
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"model":"demo-model","messages":[],"t":NaN}', b"[1]",
+                                  b"[" * 100_000, b'{"model":"demo-model","messages":"no"}',
+                                  b'{"model":"demo-model","messages":[],"max_tokens":"9"}', b"\xff\xfe"])
+async def test_a_malformed_request_is_refused_in_the_api_shape_and_recorded(body: bytes) -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "never"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with aiohttp.ClientSession() as session, session.post(
+                gateway.origin + "/v1/chat/completions", data=body,
+                headers={"authorization": "Bearer " + run.token, "content-type": "application/json"}) as answer:
+            document = await answer.json()
+        settlement = run.settle()
+    assert answer.status == 400 and answer.headers["x-should-retry"] == "false"
+    assert document["error"]["code"] in {"invalid_json", "invalid_request"}
+    assert upstream.seen == [] and settlement.calls[0].refusal in {"invalid_json", "invalid_request"}
+
+
+async def test_a_lone_surrogate_the_agent_escaped_reaches_the_upstream_escaped() -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        body = b'{"model":"demo-model","messages":[{"role":"user","content":"a\\ud800b"}]}'
+        async with aiohttp.ClientSession() as session, session.post(
+                gateway.origin + "/v1/chat/completions", data=body,
+                headers={"authorization": "Bearer " + run.token}) as answer:
+            assert answer.status == 200
+    assert b"a\\ud800b" in upstream.seen[0].body

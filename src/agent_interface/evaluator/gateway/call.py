@@ -101,16 +101,18 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
         reservation = run.reserve(bound, prepared.requested_max_output, prepared.choices, run.price)
     except RequestRefused as refused:
         return refuse_call(run, record, api, refused.code, refused.message, run.refusal_status)
-    apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
-    record.reserved_input_tokens = reservation.input_tokens
-    record.reserved_output_tokens = reservation.output_tokens
-    outgoing = encode(prepared.payload)
-    headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
-    call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers, body=outgoing,
-                        payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
-                        max_output_tokens=reservation.cap_per_choice)
+    except Exception:  # whatever else the request holds that cannot be metered: refused, recorded
+        return refuse_call(run, record, api, "invalid_request", "the request cannot be read", run.refusal_status)
     state = _Settle()
     try:
+        apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
+        record.reserved_input_tokens = reservation.input_tokens
+        record.reserved_output_tokens = reservation.output_tokens
+        outgoing = encode(prepared.payload)
+        headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
+        call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers,
+                            body=outgoing, payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
+                            max_output_tokens=reservation.cap_per_choice)
         async with ctx.in_flight:
             try:
                 response = await upstream.send(call)
@@ -134,6 +136,9 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
     except asyncio.CancelledError:
         state.reason = state.reason or "cancelled"
         raise
+    except Exception:  # a fault of the gateway itself: still a recorded, typed failure
+        state.reason = state.reason or "gateway_error"
+        return _failure_answer(api, state, 500, "gateway_error")
     finally:
         _settle(run, record, reservation, state)
 

@@ -65,8 +65,17 @@ class PreparedRequest:
 
 
 def encode(payload: dict[str, Any]) -> bytes:
-    """The request body sent upstream: compact JSON, keys in the agent's order, UTF-8."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """The request body sent upstream: compact JSON, keys in the agent's order, UTF-8 (a lone
+    surrogate the agent escaped stays escaped)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError("NaN and infinities are not JSON")
 
 
 def _positive_int(payload: dict[str, Any], key: str) -> int | None:
@@ -82,7 +91,7 @@ def prepare_request(api: Api, body: bytes, *, resolved_model: str, granted: froz
                     system_prompt: str) -> PreparedRequest:
     """Parse ``body`` and apply the model route and the system prompt; refuse what cannot be metered."""
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         payload = None
     if not isinstance(payload, dict):
