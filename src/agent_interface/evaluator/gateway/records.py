@@ -73,7 +73,8 @@ class ModelCallRecord:
                     "api": self.api, "code": self.refusal, "httpStatus": self.http_status,
                     "requestedModel": self.requested_model, "requestSha256": self.request_sha256}
         return {
-            "event": "model.call", "atMs": self.ended_at_ms, "callId": self.call_id,
+            "event": "model.call", "atMs": self.ended_at_ms, "startedAtMs": self.started_at_ms,
+            "callId": self.call_id,
             "generationId": self.generation_id, "api": self.api, "status": self.status,
             "stream": self.stream, "httpStatus": self.http_status, "settled": self.settled,
             "reason": self.reason, "requestedModel": self.requested_model,
