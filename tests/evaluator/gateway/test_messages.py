@@ -106,3 +106,17 @@ async def test_models_in_anthropic_s_shape() -> None:
         run = open_run(gateway)
         models = [model.id async for model in anthropic_client(gateway, run).models.list()]
     assert models == ["demo-model"]
+
+
+async def test_a_streamed_tool_use_accumulates_in_the_sdk() -> None:
+    upstream = RecordingUpstream([{"text": "Let me look.", "toolCalls": [{"id": "toolu_2", "name": "get_weather",
+                                                                           "arguments": {"city": "Kyiv"}}]}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with anthropic_client(gateway, run).messages.stream(
+                model="demo-model", max_tokens=64, messages=[{"role": "user", "content": "go"}],
+                tools=[TOOL]) as stream:  # type: ignore[list-item]
+            final = await stream.get_final_message()
+    text, tool = final.content
+    assert text.type == "text" and text.text == "Let me look."
+    assert tool.type == "tool_use" and tool.input == {"city": "Kyiv"} and final.stop_reason == "tool_use"
