@@ -9,7 +9,8 @@ This process drives both with an aiohttp client, OpenAI Chat Completions, a 64-w
 (64 content chunks when streamed), at 1 and 50 concurrent calls, and prints p50/p99 of
 the whole call and of the time between streamed tokens (per call: from the first
 streamed chunk to the last, divided by the gaps between them), and the gateway's overhead (the
-difference of the percentiles). Then the server's RSS over a soak of N calls (runs of
+difference of the percentiles), and the server process's CPU time per call (user +
+system, from ``/proc``: less sensitive to the machine's load than the latencies). Then the server's RSS over a soak of N calls (runs of
 100 calls each, settled as a cell settles them), and with N idle connections opened at
 once against the default cap of 1024 connections. Figures on a shared machine are
 noisy: read them with the load (``uptime``) printed first.
@@ -118,6 +119,10 @@ class Server:
                 return int(line.split()[1]) / 1024
         return 0.0
 
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         assert self.process.stdin is not None
         self.process.stdin.close()
@@ -165,26 +170,31 @@ async def latency(server: Server, calls: int) -> None:
     import aiohttp
 
     token = server.ask(op="open", id="latency")["token"]
-    print(f"{'':32}{'direct p50':>11}{'p99':>9}{'gateway p50':>13}{'p99':>9}{'overhead p50':>14}{'p99':>9}  (ms)")
+    print(f"{'':32}{'direct p50':>11}{'p99':>9}{'gateway p50':>13}{'p99':>9}{'overhead p50':>14}{'p99':>9}  (ms)"
+          f"{'server CPU/call direct':>24}{'gateway':>9} (ms)")
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         for stream in (False, True):
             for concurrency in (1, 50):
                 figures: dict[str, tuple[list[float], list[float]]] = {}
+                cpu: dict[str, float] = {}
                 for name in ("direct", "gateway"):
                     url = server.origins[name]
                     await asyncio.gather(*(one_call(session, url, token, stream) for _ in range(concurrency)))
                     totals: list[float] = []
                     gaps: list[float] = []
+                    cpu_before = server.cpu_seconds()
 
                     await asyncio.gather(*(worker(session, url, token, stream, calls // concurrency, totals, gaps)
                                            for _ in range(concurrency)))
                     figures[name] = (totals, gaps)
+                    cpu[name] = (server.cpu_seconds() - cpu_before) / max(1, len(totals)) * 1000
                 label = f"{'stream' if stream else 'plain'} x{concurrency}"
                 rows = [("call", 0)] + ([("per token", 1)] if stream else [])
                 for what, index in rows:
                     d, g = figures["direct"][index], figures["gateway"][index]
                     print(f"{label + ' ' + what:<32}{pct(d, .5):>11.3f}{pct(d, .99):>9.3f}{pct(g, .5):>13.3f}"
-                          f"{pct(g, .99):>9.3f}{pct(g, .5) - pct(d, .5):>14.3f}{pct(g, .99) - pct(d, .99):>9.3f}")
+                          f"{pct(g, .99):>9.3f}{pct(g, .5) - pct(d, .5):>14.3f}{pct(g, .99) - pct(d, .99):>9.3f}"
+                          + (f"{cpu['direct']:>24.3f}{cpu['gateway']:>9.3f}" if index == 0 else ""))
     server.ask(op="settle", id="latency")
 
 
