@@ -98,3 +98,14 @@ async def test_streamed_function_and_custom_tool_calls_accumulate_in_the_sdk() -
     function_call, custom_call = final.output
     assert function_call.type == "function_call" and json.loads(function_call.arguments) == {"city": "Oslo"}
     assert custom_call.type == "custom_tool_call" and custom_call.input == "*** Begin Patch"
+
+
+async def test_a_background_response_is_refused_and_a_foreground_one_served() -> None:
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        client = openai_client(gateway, run)
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.responses.create(model="demo-model", input="hi", background=True)
+        assert (await client.responses.create(model="demo-model", input="hi", background=False)).output_text == "ok"
+    assert refused.value.code == "stored_state_unsupported" and len(upstream.seen) == 1

@@ -20,7 +20,9 @@ is up to a few hundred tokens). It is conservative: a request whose bound exceed
 the run has left is refused even when the upstream would have counted fewer tokens.
 The settlement uses the upstream's count. A Responses request that refers to state the
 gateway cannot see (``previous_response_id``, ``conversation``, a stored ``prompt``) is
-refused (``stored_state_unsupported``): its input cannot be bounded.
+refused (``stored_state_unsupported``): its input cannot be bounded; so is
+``background: true`` (its answer would be fetched later from a route the gateway does not
+serve).
 """
 
 from __future__ import annotations
@@ -125,6 +127,8 @@ def prepare_request(api: Api, body: bytes, *, resolved_model: str, granted: froz
             if payload.get(key) is not None:
                 raise RequestRefused("stored_state_unsupported",
                                      "the gateway meters only input it can read: no stored state")
+        if payload.get("background") is True:
+            raise RequestRefused("stored_state_unsupported", "a background response is stored state: not served")
         if system_prompt:
             existing = payload.get("instructions")
             if existing is not None and not isinstance(existing, str):

@@ -13,8 +13,9 @@ A call is the run's whose token is in the path prefix, else in ``Authorization:
 Bearer`` or ``x-api-key``; with no open run it is answered 401 in the API's error shape.
 
 Bounds, all reachable and answered in the API's shape: at most ``max_connections``
-connections (one over the cap is closed at once, before anything is read, so idle
-connections cannot exhaust memory or descriptors); at most ``max_in_flight`` calls at
+connections, and never more than half the process's descriptor limit (one over the cap
+is closed at once, before anything is read, so idle connections cannot exhaust memory or
+descriptors: no ``EMFILE`` for the rest of the evaluator); at most ``max_in_flight`` calls at
 the upstream at once (the others wait); a request body of at most
 ``max_request_bytes`` (32 MiB by default; a larger one is answered 413, after reading
 at most four times the bound so the client sees the answer), read within
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import resource
 import socket
 from collections.abc import Mapping
 from typing import Any, Final
@@ -99,7 +101,8 @@ class ModelGateway:
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  keepalive_timeout: float = 15.0, body_timeout: float = 60.0) -> None:
         self.upstream = upstream
-        self.max_connections = max_connections
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.max_connections = max(1, min(max_connections, soft // 2)) if soft > 0 else max_connections
         self.max_in_flight = max_in_flight
         self.max_request_bytes = max_request_bytes
         self.max_response_bytes = max_response_bytes
