@@ -120,3 +120,19 @@ async def test_a_streamed_tool_use_accumulates_in_the_sdk() -> None:
     text, tool = final.content
     assert text.type == "text" and text.text == "Let me look."
     assert tool.type == "tool_use" and tool.input == {"city": "Kyiv"} and final.stop_reason == "tool_use"
+
+
+async def test_a_thinking_budget_is_lowered_below_the_capped_max_tokens_and_kept_when_it_fits() -> None:
+    from agent_interface.evaluator.gateway import GatewayLimits
+
+    upstream = RecordingUpstream([{"text": "ok"}], when_exhausted="cycle")
+    async with serving(upstream) as gateway:
+        run = open_run(gateway, GatewayLimits(10, 10**9, 3000, None, 0.0))
+        client = anthropic_client(gateway, run)
+        await client.messages.create(model="demo-model", max_tokens=8000, messages=[{"role": "user", "content": "a"}],
+                                     thinking={"type": "enabled", "budget_tokens": 5000})
+        await client.messages.create(model="demo-model", max_tokens=2000, messages=[{"role": "user", "content": "a"}],
+                                     thinking={"type": "enabled", "budget_tokens": 1500})
+    lowered, kept = (json.loads(call.body) for call in upstream.seen)
+    assert lowered["max_tokens"] == 3000 and lowered["thinking"]["budget_tokens"] == 2999
+    assert kept["max_tokens"] == 2000 and kept["thinking"]["budget_tokens"] == 1500

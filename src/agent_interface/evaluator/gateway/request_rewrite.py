@@ -3,7 +3,9 @@
 Only what it must: the ``model`` (the requested literal becomes the resolved model), the
 output limit (``max_tokens`` / ``max_completion_tokens`` of Chat Completions,
 ``max_output_tokens`` of Responses, ``max_tokens`` of Messages) capped to what the run
-has left, or set when the request has none; the run's system prompt, injected the way
+has left, or set when the request has none (and a Messages ``thinking.budget_tokens``
+lowered below the capped ``max_tokens``, as Anthropic requires, when the cap leaves room
+for Anthropic's minimum of 1,024); the run's system prompt, injected the way
 each API carries one (a leading ``system`` message; ``instructions``; ``system``); and
 for a streamed chat completion ``stream_options.include_usage`` (the usage chunk it adds
 is dropped from the answer when the agent did not ask for it). Everything else (tools,
@@ -174,3 +176,8 @@ def apply_output_cap(prepared: PreparedRequest, cap: int, chat_field: str) -> No
         payload["max_output_tokens"] = cap
     else:
         payload["max_tokens"] = cap
+        thinking = payload.get("thinking")
+        budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+        if isinstance(thinking, dict) and isinstance(budget, int) and not isinstance(budget, bool) and budget >= cap:
+            # Anthropic requires budget_tokens < max_tokens: the capped request stays valid.
+            thinking["budget_tokens"] = max(1024, cap - 1) if cap > 1024 else budget
