@@ -62,6 +62,10 @@ async def test_a_substituted_served_model_is_recorded_in_the_record_and_the_even
     assert (substituted.served_model, substituted.served_match) == ("cheap-model", "substituted")
     assert (alias.served_model, alias.served_match) == ("echo-2026-01-01", "alias")
     assert settlement.events[0]["servedMatch"] == "substituted" and settlement.substituted_calls == 1
+    assert settlement.events[1] == {"event": "model.served_model_substituted", "atMs": substituted.ended_at_ms,
+                                    "callId": substituted.call_id, "resolvedModel": "echo",
+                                    "servedModel": "cheap-model"}
+    assert [e["event"] for e in settlement.events[2:]] == ["model.call"]  # an alias is not a substitution
 
 
 def test_the_served_model_rule() -> None:

@@ -168,6 +168,10 @@ class GatewayRun:
         for index, value in enumerate(counted):
             self._used[index] += value
         self._end(record)
+        if record.served_match == "substituted":
+            self.events.append({"event": "model.served_model_substituted", "atMs": record.ended_at_ms,
+                                "callId": record.call_id, "resolvedModel": self.resolved_model,
+                                "servedModel": record.served_model})
 
     # -- closing -------------------------------------------------------------------
 
