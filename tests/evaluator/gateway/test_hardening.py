@@ -217,3 +217,17 @@ async def test_a_lone_surrogate_the_agent_escaped_reaches_the_upstream_escaped()
                 headers={"authorization": "Bearer " + run.token}) as answer:
             assert answer.status == 200
     assert b"a\\ud800b" in upstream.seen[0].body
+
+
+async def test_a_call_in_flight_when_the_run_settles_is_unsettled_in_the_settlement() -> None:
+    upstream = SlowStream([{"text": "a b c"}], pause=0.2)
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        task = asyncio.create_task(openai_client(gateway, run).chat.completions.create(model="demo-model",
+                                                                                       messages=USER))
+        while run.in_flight == 0:
+            await asyncio.sleep(0.01)
+        settlement = run.settle()
+        await task
+    assert settlement.unsettled_calls == 1 and settlement.calls[0].status == "in_flight"
+    assert settlement.wire_calls("echo")[0]["status"] == "failed" and not settlement.valid
