@@ -231,3 +231,18 @@ async def test_a_call_in_flight_when_the_run_settles_is_unsettled_in_the_settlem
         await task
     assert settlement.unsettled_calls == 1 and settlement.calls[0].status == "in_flight"
     assert settlement.wire_calls("echo")[0]["status"] == "failed" and not settlement.valid
+
+
+async def test_a_declared_body_far_over_the_bound_is_cut_unread_and_still_recorded() -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "never"}])
+    async with serving(upstream, max_request_bytes=1024) as gateway:
+        run = open_run(gateway)
+        with contextlib.suppress(aiohttp.ClientError):
+            async with aiohttp.ClientSession() as session, session.post(
+                    gateway.origin + "/v1/chat/completions", data=b"x" * (64 << 10),
+                    headers={"authorization": "Bearer " + run.token}) as answer:
+                assert answer.status == 413
+        settlement = run.settle()
+    assert [c.refusal for c in settlement.calls] == ["request_too_large"] and upstream.seen == []
