@@ -246,3 +246,25 @@ async def test_a_declared_body_far_over_the_bound_is_cut_unread_and_still_record
                 assert answer.status == 413
         settlement = run.settle()
     assert [c.refusal for c in settlement.calls] == ["request_too_large"] and upstream.seen == []
+
+
+async def test_expect_100_continue_is_answered_and_an_oversized_declared_body_refused_before_it_is_sent() -> None:
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream, max_request_bytes=1024) as gateway:
+        run = open_run(gateway)
+        body = b'{"model":"demo-model","messages":[{"role":"user","content":"hi"}]}'
+        head = (b"POST /r/" + run.token.encode() + b"/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ")
+        (reader, writer), = await _idle_connections(gateway.origin, 1)
+        writer.write(head + str(len(body)).encode() + b"\r\n\r\n")
+        assert await asyncio.wait_for(reader.readline(), 5) == b"HTTP/1.1 100 Continue\r\n"
+        writer.write(body)
+        answer = await asyncio.wait_for(reader.readuntil(b"HTTP/1.1 200"), 5)
+        writer.close()
+        (reader, writer), = await _idle_connections(gateway.origin, 1)
+        writer.write(head + b"5000\r\n\r\n")
+        refused = await asyncio.wait_for(reader.read(65536), 5)
+        writer.close()
+        settlement = run.settle()
+    assert b"HTTP/1.1 200" in answer and refused.startswith(b"HTTP/1.1 413")
+    assert [c.refusal for c in settlement.calls] == [None, "request_too_large"]

@@ -227,6 +227,11 @@ class ModelGateway:
             return _error(shape, 401, "unknown_run", "the key names no open run")
         if api is None:
             return _models(run, path, shape)
+        if request.headers.get("expect", "").lower() == "100-continue":
+            declared = request.content_length
+            if declared is None or declared <= self.max_request_bytes:
+                # What aiohttp's router does for Expect (the low-level server leaves it to us).
+                await request.writer.write(b"HTTP/%d.%d 100 Continue\r\n\r\n" % request.version)
         body = await self._read_body(request)
         if not isinstance(body, bytes):
             record = run.begin(api, "")
@@ -244,7 +249,9 @@ class ModelGateway:
         size = 0
         try:
             async with asyncio.timeout(self.body_timeout):
-                if request.content_length is not None and request.content_length > 4 * limit:
+                declared = request.content_length
+                if declared is not None and (declared > 4 * limit or (
+                        declared > limit and request.headers.get("expect", "").lower() == "100-continue")):
                     request.protocol.force_close()
                     return ("request_too_large", 413)
                 while True:
