@@ -250,8 +250,10 @@ class ModelGateway:
         try:
             async with asyncio.timeout(self.body_timeout):
                 declared = request.content_length
-                if declared is not None and (declared > 4 * limit or (
-                        declared > limit and request.headers.get("expect", "").lower() == "100-continue")):
+                if declared is not None and declared > limit and request.headers.get(
+                        "expect", "").lower() == "100-continue":
+                    return ("request_too_large", 413)  # answered before the client sends the body
+                if declared is not None and declared > 4 * limit:
                     request.protocol.force_close()
                     return ("request_too_large", 413)
                 while True:
