@@ -268,3 +268,23 @@ async def test_expect_100_continue_is_answered_and_an_oversized_declared_body_re
         settlement = run.settle()
     assert b"HTTP/1.1 200" in answer and refused.startswith(b"HTTP/1.1 413")
     assert [c.refusal for c in settlement.calls] == [None, "request_too_large"]
+
+
+async def test_closing_the_gateway_mid_stream_ends_the_call_failed_and_recorded() -> None:
+    from agent_interface.evaluator.gateway import ModelGateway
+
+    upstream = SlowStream([{"text": " ".join(["w"] * 200)}], pause=0.05)
+    gateway = ModelGateway(upstream)
+    await gateway.start()
+    run = open_run(gateway)
+    client = openai_client(gateway, run)
+    stream = await client.chat.completions.create(model="demo-model", messages=USER, stream=True)
+    async for _ in stream:
+        break
+    await asyncio.wait_for(gateway.close(), 10)
+    with contextlib.suppress(openai.APIError, Exception):
+        async for _ in stream:
+            pass
+    await client.close()
+    (call,) = run.settle().calls
+    assert call.status == "failed" and call.reason in {"cancelled", "client_disconnected"} and not call.settled
