@@ -136,3 +136,21 @@ async def test_a_thinking_budget_is_lowered_below_the_capped_max_tokens_and_kept
     lowered, kept = (json.loads(call.body) for call in upstream.seen)
     assert lowered["max_tokens"] == 3000 and lowered["thinking"]["budget_tokens"] == 2999
     assert kept["max_tokens"] == 2000 and kept["thinking"]["budget_tokens"] == 1500
+
+
+async def test_a_token_count_is_free_consumes_no_reply_and_is_traced() -> None:
+    upstream = RecordingUpstream([{"text": "the one reply"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway, system_prompt="Be brief.")
+        client = anthropic_client(gateway, run)
+        counted = await client.messages.count_tokens(model="demo-model",
+                                                     messages=[{"role": "user", "content": "three words here"}])
+        message = await client.messages.create(model="demo-model", max_tokens=16,
+                                               messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(anthropic.BadRequestError):
+            await client.messages.count_tokens(model="other-model", messages=[{"role": "user", "content": "x"}])
+        settlement = run.settle()
+    assert counted.input_tokens == 5  # the agent's 3 words and the injected prompt's 2
+    assert message.content[0].type == "text" and message.content[0].text == "the one reply"
+    assert settlement.model_calls == 1 and len(settlement.calls) == 1
+    assert [e["event"] for e in settlement.events].count("model.count_tokens") == 2

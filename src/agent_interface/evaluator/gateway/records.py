@@ -15,7 +15,7 @@ from agent_interface.evaluator.gateway.limits import GatewayLimits
 
 __all__ = ["Api", "GatewaySettlement", "ModelCallRecord"]
 
-Api = Literal["chat.completions", "responses", "messages", "models"]
+Api = Literal["chat.completions", "responses", "messages", "messages.count_tokens", "models"]
 
 
 @dataclass(slots=True)

@@ -21,7 +21,8 @@ text is cut to the request's output cap (in words; then the answer ends as the A
 a truncated one: ``length``, ``max_tokens``, ``incomplete``). An explicit ``usage`` is
 reported as written, even beyond the cap (to test what the gateway does with it).
 After the last reply, ``error`` answers HTTP 400 ``script_exhausted``. Every price is
-zero, observed.
+zero, observed. A Messages token count (``/v1/messages/count_tokens``) answers the counted
+input and consumes no reply.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def _words(value: Any) -> int:
     if isinstance(value, list):
         return sum(_words(item) for item in value)
     return 0
+
+
+def _counted_input(request: Mapping[str, Any]) -> int:
+    return sum(_words(request.get(key)) for key in ("messages", "input", "system", "instructions", "tools"))
 
 
 def _text_of(content: Any, kinds: tuple[str, ...]) -> str:
@@ -161,7 +166,7 @@ class ScriptedUpstream:
     @property
     def apis(self) -> frozenset[Api]:
         """All three APIs."""
-        return frozenset({"chat.completions", "responses", "messages"})
+        return frozenset({"chat.completions", "responses", "messages", "messages.count_tokens"})
 
     @property
     def chat_max_tokens_field(self) -> str:
@@ -194,6 +199,9 @@ class ScriptedUpstream:
 
     def answer(self, call: UpstreamCall) -> tuple[int, bytes | list[bytes]]:
         """The status and the body (or SSE events) of ``call``'s answer; advances the run's cursor."""
+        request = call.payload
+        if call.api == "messages.count_tokens":  # a free count, not a reply: the cursor stays
+            return 200, json.dumps({"input_tokens": _counted_input(request)}).encode()
         self.dispatched += 1
         number, reply = self._next(call.run_id)
         shape: ErrorShape = "anthropic" if call.api == "messages" else "openai"
@@ -202,7 +210,6 @@ class ScriptedUpstream:
         if reply.get("status") is not None:
             return int(reply["status"]), error_body(shape, int(reply["status"]), "scripted_error",
                                                     str(reply.get("error", "scripted error")))
-        request = call.payload
         text = "echo: " + last_user_text(call.api, request) if reply.get("echo") else reply.get("text", "")
         words = text.split(" ")
         pieces = [words[0], *(" " + word for word in words[1:])] if text else []
@@ -233,9 +240,7 @@ class ScriptedUpstream:
         elif isinstance(usage_spec, dict):
             usage = {key: int(usage_spec.get(key, 0)) for key in _USAGE_KEYS}
         else:
-            counted_input = sum(_words(request.get(key)) for key in ("messages", "input", "system",
-                                                                      "instructions", "tools"))
-            usage = {"inputTokens": counted_input, "outputTokens": counted_output * choices,
+            usage = {"inputTokens": _counted_input(request), "outputTokens": counted_output * choices,
                      "cachedInputTokens": 0, "reasoningTokens": 0}
         model = str(reply.get("servedModel") or request.get("model") or "")
         answer = ScriptedAnswer(number=number, pieces=tuple(pieces), tool_calls=tuple(tools), usage=usage,

@@ -5,7 +5,8 @@ Routes (each also under a run prefix ``/r/<token>``, which is how
 
 * ``POST /v1/chat/completions`` (OpenAI Chat Completions), ``POST /v1/responses``
   (OpenAI Responses), ``POST /v1/messages`` (Anthropic Messages; ``?beta=true`` and the
-  ``anthropic-beta`` header pass through), streamed or not;
+  ``anthropic-beta`` header pass through), streamed or not; ``POST
+  /v1/messages/count_tokens`` (free: forwarded, not a model call, not metered);
 * ``GET /v1/models`` and ``GET /v1/models/<id>``: the run's granted model names only,
   in Anthropic's shape when the request carries ``anthropic-version``, else OpenAI's.
 
@@ -37,7 +38,12 @@ from typing import Any, Final
 from aiohttp import web
 
 from agent_interface.evaluator.gateway.api_errors import HEADERS, ErrorShape, error_body
-from agent_interface.evaluator.gateway.call import CallContext, refuse_call, serve_call
+from agent_interface.evaluator.gateway.call import (
+    CallContext,
+    refuse_call,
+    serve_call,
+    serve_count_tokens,
+)
 from agent_interface.evaluator.gateway.limits import GatewayLimits
 from agent_interface.evaluator.gateway.records import Api
 from agent_interface.evaluator.gateway.run import DEFAULT_MAX_OUTPUT_TOKENS, GatewayRun
@@ -50,6 +56,7 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 64 << 20
 _ROUTES: Final[Mapping[str, Api]] = {
     "/v1/chat/completions": "chat.completions", "/v1/responses": "responses", "/v1/messages": "messages",
     "/chat/completions": "chat.completions", "/responses": "responses",
+    "/v1/messages/count_tokens": "messages.count_tokens",
 }
 
 
@@ -216,7 +223,7 @@ class ModelGateway:
         if path.startswith("/r/"):
             token, _, rest = path[3:].partition("/")
             path = "/" + rest
-        shape: ErrorShape = "anthropic" if ("anthropic-version" in request.headers or path.endswith("/messages")) \
+        shape: ErrorShape = "anthropic" if ("anthropic-version" in request.headers or "/messages" in path) \
             else "openai"
         api = _ROUTES.get(path)
         is_models = path in ("/v1/models", "/models") or path.startswith(("/v1/models/", "/models/"))
@@ -241,6 +248,8 @@ class ModelGateway:
             answer.force_close()  # the rest of the body is not read: the connection ends with the answer
             return answer
         assert self._context is not None
+        if api == "messages.count_tokens":
+            return await serve_count_tokens(self._context, run, request, body)
         return await serve_call(self._context, run, api, request, body)
 
     async def _read_body(self, request: web.BaseRequest) -> bytes | tuple[str, int]:
