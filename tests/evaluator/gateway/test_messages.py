@@ -154,3 +154,19 @@ async def test_a_token_count_is_free_consumes_no_reply_and_is_traced() -> None:
     assert message.content[0].type == "text" and message.content[0].text == "the one reply"
     assert settlement.model_calls == 1 and len(settlement.calls) == 1
     assert [e["event"] for e in settlement.events].count("model.count_tokens") == 2
+
+
+async def test_x_api_key_attributes_a_call_and_an_unknown_one_is_anthropic_s_authentication_error() -> None:
+    from tests.evaluator.gateway.gateway_helpers import track
+
+    async with serving(RecordingUpstream([{"text": "ok"}])) as gateway:
+        run = open_run(gateway)
+        known = track(anthropic.AsyncAnthropic(base_url=gateway.origin, api_key=run.token, max_retries=0))
+        unknown = track(anthropic.AsyncAnthropic(base_url=gateway.origin, api_key="sk-ant-nope", max_retries=0))
+        message = await known.messages.create(model="demo-model", max_tokens=8,
+                                              messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(anthropic.AuthenticationError) as refused:
+            await unknown.messages.create(model="demo-model", max_tokens=8,
+                                          messages=[{"role": "user", "content": "hi"}])
+    assert message.content[0].type == "text" and message.content[0].text == "ok"
+    assert isinstance(refused.value.body, dict) and refused.value.body["error"]["type"] == "authentication_error"
