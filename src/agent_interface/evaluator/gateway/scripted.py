@@ -6,7 +6,7 @@ each read the script from its start). In JSON, a list of replies or an object
 one reply per line (``whenExhausted`` is then ``"error"``). A reply::
 
     {"text": "Hello.",                           # the assistant's text (default "")
-     "echo": true,                               # or: "echo: " + the last user text
+     "echo": true,                               # or: "echo: " + the last user text, stripped
      "toolCalls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}},
                    {"name": "apply_patch", "input": "*** Begin Patch ..."}],   # a custom tool
      "usage": {"inputTokens": 12, "outputTokens": 3,
@@ -210,7 +210,7 @@ class ScriptedUpstream:
         if reply.get("status") is not None:
             return int(reply["status"]), error_body(shape, int(reply["status"]), "scripted_error",
                                                     str(reply.get("error", "scripted error")))
-        text = "echo: " + last_user_text(call.api, request) if reply.get("echo") else reply.get("text", "")
+        text = "echo: " + last_user_text(call.api, request).strip() if reply.get("echo") else reply.get("text", "")
         words = text.split(" ")
         pieces = [words[0], *(" " + word for word in words[1:])] if text else []
         tools: list[ScriptedToolCall] = []
