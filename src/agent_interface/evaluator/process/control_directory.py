@@ -23,6 +23,7 @@ import json
 import marshal
 import os
 import signal
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "read_json",
     "run_supervisor",
     "start_ticks",
+    "supervisor_boot",
     "write_private",
 ]
 
@@ -59,6 +61,12 @@ _TERMINATION = wire_adapter(AgentExactProcessTermination)
 def _supervisor_code(script: str) -> bytes:
     source = Path(script).read_bytes()
     return marshal.dumps(compile(source, script, "exec", dont_inherit=True))
+
+
+def supervisor_boot(script: str) -> tuple[tuple[str, ...], bytes]:
+    """How a supervisor ``script`` is started: the command (this interpreter, isolated
+    mode, running the code object read from stdin; arguments follow) and that code."""
+    return (os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _BOOT), _supervisor_code(script)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
