@@ -24,6 +24,7 @@ import marshal
 import os
 import signal
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -54,6 +55,7 @@ _BOOT: Final = "import marshal, sys; exec(marshal.loads(sys.stdin.buffer.read())
 """Runs the supervisor's code object read from stdin (compiled once, by this interpreter)."""
 
 _CHUNK: Final = 65536
+_FAST_WAIT_SECONDS: Final = 2.0
 _TERMINATION = wire_adapter(AgentExactProcessTermination)
 
 
@@ -210,8 +212,10 @@ class ControlDirectoryProcess:
         )
 
     async def wait(self) -> AgentExactProcessTermination:
-        """How the process ended, once it has."""
+        """How the process ended, once it has (polled: every ``_wait_delay_max`` at most
+        for its first seconds, then every 50 ms at most)."""
         delay = 0.001
+        slow_after = time.monotonic() + _FAST_WAIT_SECONDS
         while True:
             record = await self._settled()
             if record is not None:
@@ -220,7 +224,8 @@ class ControlDirectoryProcess:
                 )
                 return termination
             await asyncio.sleep(delay)
-            delay = min(delay * 2, self._wait_delay_max)
+            cap = self._wait_delay_max if time.monotonic() < slow_after else max(self._wait_delay_max, 0.05)
+            delay = min(delay * 2, cap)
 
     # -- output ------------------------------------------------------------------------
 
