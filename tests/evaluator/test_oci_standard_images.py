@@ -202,3 +202,37 @@ def test_the_environment_root_is_not_reached_by_other_host_users(
         return os.waitstatus_to_exitcode(status)
 
     assert run(scenario()) == 13
+
+
+def test_file_operations_act_as_the_containers_root_on_another_users_files(scratch: Path) -> None:
+    """Container root may write in a directory of another container user and read its
+    0600 files; what the evaluator writes belongs to container root."""
+    def home(rootfs: Path) -> None:
+        (rootfs / "home" / "app").mkdir(parents=True)
+        (rootfs / "home" / "app" / "secret").write_bytes(b"app's own")
+        os.chmod(rootfs / "home" / "app" / "secret", 0o600)
+        for path in (rootfs / "home" / "app", rootfs / "home" / "app" / "secret"):
+            os.chown(path, 1000, 1000)
+        os.chmod(rootfs / "home" / "app", 0o755)
+
+    work = scratch / "home"
+    work.mkdir()
+    store = OciImageStore(scratch / "store-home")
+    digest = store.import_layout(umoci_layout(work, home), name="test/home", tag="t").digest
+    root = _root(store, digest)
+    assert (root.rootfs / "home" / "app").stat().st_uid == ID_BASE + 1000
+    provider = run(OciExactProcessProvider.open(scratch / "home-provider", images=store))
+
+    async def scenario() -> tuple[bytes, int]:
+        assert provider.exact_process is not None
+        environment = await provider.exact_process.create(create_input(root, "home"))
+        await environment.write_file("/home/app/new.txt", b"written", mode=0o644)
+        secret = await environment.read_file("/home/app/secret", max_bytes=64)
+        owner = (scratch / "home-provider" / "environments" / environment.id / "root" / "rootfs" / "home" / "app"
+                 / "new.txt").stat().st_uid
+        await environment.destroy()
+        return secret, owner
+
+    secret, owner = run(scenario())
+    assert secret == b"app's own"
+    assert owner == ID_BASE
