@@ -79,6 +79,11 @@ class ContainerProcess(ControlDirectoryProcess):
     async def _settled(self) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._settle_lost)
 
+    def _worth_settling(self, polls: int) -> bool:
+        """Read the records (a worker-thread hand-off) once ``termination.json`` exists, and
+        every 20th poll anyway (so a lost supervisor is still noticed)."""
+        return polls % 20 == 0 or (self.control / "termination.json").exists()
+
     async def kill(self) -> None:
         """End the container as ``cancelled``; nothing once the process ended."""
         if await asyncio.to_thread(self._settle_lost) is not None:

@@ -211,13 +211,20 @@ class ControlDirectoryProcess:
             }
         )
 
+    def _worth_settling(self, polls: int) -> bool:
+        """Whether a wait's ``polls``-th poll reads the records (a provider may skip the
+        hand-off while a cheap look says nothing changed)."""
+        return True
+
     async def wait(self) -> AgentExactProcessTermination:
         """How the process ended, once it has (polled: every ``_wait_delay_max`` at most
         for its first seconds, then every 50 ms at most)."""
         delay = 0.001
         slow_after = time.monotonic() + _FAST_WAIT_SECONDS
+        polls = 0
         while True:
-            record = await self._settled()
+            record = await self._settled() if self._worth_settling(polls) else None
+            polls += 1
             if record is not None:
                 termination: AgentExactProcessTermination = _TERMINATION.parse_value(
                     record["termination"]
