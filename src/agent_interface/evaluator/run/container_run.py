@@ -23,6 +23,12 @@ private host directory (removed at :meth:`ContainerRun.close`) holding
 * ``provider/``, the root of an :class:`~agent_interface.evaluator.container.oci_provider.OciExactProcessProvider`
   opened over that image with those binds.
 
+The directory is a private tmpfs (:func:`~agent_interface.evaluator.container.environment_root.mount_scratch_tmpfs`,
+room for eight times ``max_output_bytes`` besides 64 MiB): nothing in it outlives the run
+(it is removed at :meth:`ContainerRun.close`, and nothing recovers a run's provider after a
+crash), so the provider's SQLite store, control files and captures need no ``fsync`` to a
+disk, which cost about 0.1 s per run on a loaded disk.
+
 Every directory and file there is owned by host root with the containers' root group
 (:data:`.image_selection.CONTAINER_ID_BASE`) and no access for others (0o710 directories,
 0o440 task file, 0o550 input directory): the containers' user can reach them, no other
@@ -48,11 +54,17 @@ from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.execution_plan import TANGLE_CANDIDATE_TASK_FILE
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.container.environment_root import unmount_environment_root
+from agent_interface.evaluator.container.environment_root import (
+    mount_scratch_tmpfs,
+    unmount_environment_root,
+    unmount_scratch_tmpfs,
+)
 from agent_interface.evaluator.container.oci_provider import (
+    DEFAULT_MAX_OUTPUT_BYTES,
     OciExactProcesses,
     OciExactProcessProvider,
 )
+from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.run.image_selection import (
     CONTAINER_ID_BASE,
@@ -60,12 +72,15 @@ from agent_interface.evaluator.run.image_selection import (
     select_image,
 )
 
-__all__ = ["ContainerRun", "Executor", "container_wanted"]
+__all__ = ["ContainerRun", "Executor", "check_image_launch", "container_wanted"]
 
 Executor = Literal["auto", "container", "host"]
 """Where ``candidate run`` runs the program (see the module docstring)."""
 
 MODEL_DIRECTORY: Final = "/tangle/model"
+_MIB: Final = 1 << 20
+_SCRATCH_MB: Final = 64
+"""The scratch tmpfs's room besides the output captures (SQLite, control files, the init)."""
 INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
 
 
@@ -82,6 +97,43 @@ def container_wanted(bundle: AgentCandidateBundle, task: AgentCandidateBenchmark
         return executor == "container"
     return (bundle.execution.environment.kind == "pinned-container" or task.evaluator_task_container is not None
             or image is not None)
+
+
+def check_image_launch(bundle: AgentCandidateBundle, selected: SelectedImage) -> None:
+    """Refuse, before anything runs, a launch the selected image cannot start.
+
+    An interpreter (or a container command) named by a bare name must be an executable
+    file along the launch's ``PATH`` inside the image, links resolved in the image's own
+    root (:func:`~agent_interface.evaluator.images.image_paths.find_executable`):
+    otherwise ``interpreter_unavailable`` naming the image and the ``PATH``. An
+    entrypoint without an interpreter runs directly, so its workspace file must have an
+    execute bit (``entrypoint_not_executable``); a shebang line in it is the image's
+    business. An absolute executable runs as written.
+    """
+    launch = bundle.execution.launch.to_wire()
+    execution = bundle.execution.to_wire()
+    if launch["kind"] == "candidate-entrypoint" and launch.get("interpreter") is None:
+        files = ((execution.get("workspace") or {}).get("material") or {}).get("files") or []
+        mode = next((file["mode"] for file in files if file["path"] == launch["entrypoint"]), 0)
+        if not mode & 0o111:
+            raise _refuse("/execution/launch/entrypoint", "entrypoint_not_executable",
+                          "an entrypoint without an interpreter runs directly, so its workspace file "
+                          "must be executable (mode with an execute bit)")
+        return
+    name = launch.get("interpreter") or launch.get("executable") or ""
+    if name.startswith("/"):
+        return
+    pointer = "/execution/launch/" + ("interpreter" if launch["kind"] == "candidate-entrypoint" else "executable")
+    value = (execution.get("env") or {}).get("PATH")
+    image = selected.root.reference
+    if value is None or value.get("kind") != "public":
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"{name} is a bare name, but the launch gives no public PATH to find it along in image {image}")
+    search = str(value["value"])
+    if find_executable(selected.root.rootfs, name, search) is None:
+        shown = search if len(search) <= 512 else search[:509] + "..."
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"no executable {name} along PATH {shown} in image {image}")
 
 
 def _store(images: OciImageStore | str | os.PathLike[str] | None, bundle: AgentCandidateBundle) -> OciImageStore:
@@ -125,17 +177,23 @@ class ContainerRun:
         runc: str | None = None,
         selected: SelectedImage | None = None,
         max_output_bytes: int | None = None,
+        check_launch: bool = True,
     ) -> ContainerRun:
         """Select the image, prepare the binds, open the provider; refused before anything runs.
 
         ``selected`` runs that image instead of selecting one (``images`` and ``image`` are
         then unused); ``max_output_bytes`` bounds each captured stream (the provider's
-        default otherwise)."""
+        default otherwise); ``check_launch`` refuses a launch the image cannot start
+        (:func:`check_image_launch`; off for a grader's container)."""
         if selected is None:
             store = _store(images, bundle)
             selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
+        if check_launch:
+            await asyncio.to_thread(check_image_launch, bundle, selected)
         directory = Path(tempfile.mkdtemp(prefix="agent-interface-container-"))
         try:
+            output = max_output_bytes if max_output_bytes is not None else DEFAULT_MAX_OUTPUT_BYTES
+            await asyncio.to_thread(mount_scratch_tmpfs, directory, size_mb=_SCRATCH_MB + 8 * -(-output // _MIB))
             _group_only(directory, 0o710)
             (directory / "model").mkdir()
             _group_only(directory / "model", 0o710)
@@ -213,11 +271,14 @@ def _group_only(path: Path, mode: int) -> None:
 
 
 def _remove(directory: Path) -> None:
-    """Remove ``directory``, first unmounting any environment root a failed destroy left."""
+    """Remove ``directory``, first unmounting any environment root a failed destroy left,
+    then its scratch tmpfs."""
     environments = directory / "provider" / "environments"
     with contextlib.suppress(OSError):
         for environment in environments.iterdir():
             unmount_environment_root(environment / "root")
     with contextlib.suppress(OSError):
         os.chmod(directory / "input", 0o700)
+    with contextlib.suppress(OSError):
+        unmount_scratch_tmpfs(directory)
     shutil.rmtree(directory, ignore_errors=True)
