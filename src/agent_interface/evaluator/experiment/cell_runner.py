@@ -55,10 +55,12 @@ from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, failed_outcome
 from agent_interface.evaluator.experiment.container_cells import ContainerCells
+from agent_interface.evaluator.experiment.submission_policy import graded_files
 from agent_interface.evaluator.experiment.task_grader import (
     GraderGap,
     grade_workspace,
     parse_workspace_grader,
+    submission_policy,
 )
 from agent_interface.evaluator.experiment.workspace_outcome import (
     WorkspaceGap,
@@ -224,7 +226,7 @@ class ExactProcessCellRunner:
             context, plan = build_materialization_context(bundle, suite, task, placement)
             receipt = materialization_receipt(self.verifications[cell.arm], context)
             gaps: list[dict[str, str]] = []
-            result_files = None
+            result_files, skipped = None, list[str]()
             await endpoint.start()
             environment = None
             try:
@@ -248,7 +250,7 @@ class ExactProcessCellRunner:
                     try:
                         result_files = await read_workspace(
                             environment, python=python, task_root=plan.material.workspaces.task_root,
-                            limits=self.workspace_limits, scratch=scratch / "result")
+                            limits=self.workspace_limits, scratch=scratch / "result", skipped=skipped)
                     except WorkspaceGap as gap:
                         gaps.append(gap.gap())
             finally:
@@ -261,7 +263,7 @@ class ExactProcessCellRunner:
                 if plan.material.profile.target_workspace == "task":
                     result_files = restore_profile_paths(result_files, base, plan.material.profile.mount_paths)
                 graded = await self._grade(request, bundle, task, grader, base, result_files, store, scratch,
-                                           providers, plan.material.workspaces.task_root, gaps)
+                                           providers, plan.material.workspaces.task_root, gaps, skipped)
             outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store,
                                    graded=graded, gaps=gaps)
             artifacts = {path.name: path.read_bytes() for path in (scratch / "artifacts").iterdir()
@@ -284,7 +286,8 @@ class ExactProcessCellRunner:
     async def _grade(self, request: CellRequest, bundle: Any, task: Any, grader: Any,
                      base: dict[str, tuple[int, bytes]],
                      result: dict[str, tuple[int, bytes]], store: LocalArtifactStore, scratch: Path,
-                     providers: list[Any], task_root: str, gaps: list[dict[str, str]]) -> GradedOutcome | None:
+                     providers: list[Any], task_root: str, gaps: list[dict[str, str]],
+                     skipped: list[str]) -> GradedOutcome | None:
         try:
             outcome = workspace_outcome(task, base, result, store, limits=self.workspace_limits)
         except WorkspaceGap as gap:
@@ -304,10 +307,10 @@ class ExactProcessCellRunner:
         create = {"image": provider.image, "egress": {"mode": "blocked"}, "maxLifetimeMs": lifetime,
                   "resources": self.resources, "metadata": {"executionId": request.execution_id, "role": "grader"},
                   "idempotencyKey": request.execution_id + "-grader"}
+        files, actions = graded_files(base, result, submission_policy(grader, task_root, base), skipped)
         try:
-            grade, started, ended = await grade_workspace(
-                grader, provider.exact_process, create, task_root,
-                restore_profile_paths(result, base, grader.restore))
+            grade, started, ended = await grade_workspace(grader, provider.exact_process, create, task_root,
+                                                          files, actions=actions, store=store)
         except GraderGap as gap:
             gaps.append(gap.gap())
             return None
