@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_interface.candidate.experiment import AgentCandidateExperiment, CandidateExecutionEvidence
+from agent_interface.candidate.experiment import (
+    AgentCandidateExperiment,
+    CandidateExecutionEvidence,
+)
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.evaluator.experiment.cells import (
     CellOutcome,

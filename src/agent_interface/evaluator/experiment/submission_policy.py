@@ -12,7 +12,8 @@ files and takes from the submission only the changes the task allows:
 * **protected** paths are always the task's: the grader document's ``restore`` entries
   (a file, or a directory and everything below it) and the grader's own files (an
   executable inside the task root, and every relative command argument naming a file or
-  directory of the task) unless ``solutionPaths`` allows that path explicitly;
+  directory of the task) unless a ``solutionPaths`` entry is that very path (a wildcard
+  never releases one);
 * **solutionPaths** (glob patterns: ``*``, ``?`` and ``[...]`` within one path segment,
   ``**`` for any number of segments) lists what a solution may change, add or delete;
   without it a solution may change the task's existing files, but neither add nor delete one;
@@ -125,11 +126,13 @@ class SubmissionPolicy:
         segments = tuple(path.split("/"))
         return any(_match(tuple(pattern.split("/")), segments, hooks) for pattern in self.solution_paths)
 
-    def protects(self, path: str, explicit: bool) -> bool:
-        """Whether ``path`` is the task's (``explicit``: a pattern allows it, which releases
-        the grader's own files but never a ``restore`` entry)."""
-        entries = self.restore if explicit else (*self.restore, *self.grader_files)
-        return any(_below(path, entry) for entry in entries)
+    def protects(self, path: str) -> bool:
+        """Whether ``path`` is the task's: below a ``restore`` entry, or below one of the
+        grader's own files that no ``solutionPaths`` entry names literally (a wildcard never
+        releases one)."""
+        named = self.solution_paths or ()
+        return any(_below(path, entry) for entry in self.restore) or any(
+            _below(path, entry) and entry not in named for entry in self.grader_files)
 
 
 def _below(path: str, entry: str) -> bool:
@@ -216,7 +219,7 @@ def graded_files(base: Mapping[str, tuple[int, bytes]], result: Mapping[str, tup
         hooks, shadows = _hooks(path, old is None, result, task_directories)
         reason: Literal["protected", "outside-solution-paths", "search-path-hook", "shadows-module"] | None = None
         explicit = policy.allows(path, hooks)
-        if policy.protects(path, explicit):
+        if policy.protects(path):
             reason = "protected"
         elif policy.solution_paths is None:
             if old is None or new is None:

@@ -1,0 +1,160 @@
+"""A submission cannot subvert the workspace grader: each attack is the baseline's agent, run
+through the experiment engine's workspace cell on the host provider (capture, the policy of
+what takes part, the grader's own environment); each is graded as a failure, its changes
+named in the grader's evidence, while the candidate's honest fix of the same task passes.
+
+Where the attack is real against the bare command (the grader's command run on the
+submission's files as they are, without the grader), the test shows that first, so a
+passing test means the grader held, not that the attack was harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_interface.candidate.experiment import CandidateExecutionEvidence
+from agent_interface.evaluator.experiment.engine import ExperimentRunOptions, run_experiment
+from tests.evaluator.experiment.helpers import PYTHON, make, make_experiment, needs_exact_process
+
+HEAD = """import json, os, socket, sys
+sys.stdin.read()
+with socket.socket(socket.AF_UNIX) as c:
+    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
+    c.sendall(b'{"input": "hi"}\\n')
+    c.makefile("rb").readline()
+"""
+
+# A runner that puts the project first on the path, as pytest's rootdir insertion, a
+# ``pythonpath = .`` setting or a task's own ``run_tests.py`` do; with pytest absent (as
+# in the grader's interpreter here) it runs unittest.
+PROJECT_FIRST = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": ["-I", "-B", "-c", (
+    "import sys\nsys.path.insert(0, '.')\ntry:\n    import pytest\nexcept ImportError:\n    pytest = None\n"
+    "if pytest is not None:\n    sys.exit(pytest.main(['-q', 'test_calc.py']))\nimport unittest\n"
+    "unittest.main(module=None, argv=['tests', 'discover', '-s', '.', '-p', 'test_calc.py'])\n")]}
+DISCOVER_ALL = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000,
+                "args": ["-I", "-B", "-m", "unittest", "discover", "-s", "."]}
+BY_NAME = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": ["-I", "-B", "-c", (
+    "import subprocess, sys\n"
+    "sys.exit(subprocess.run(['python3.11', '-I', '-B', '-m', 'unittest', 'discover', '-s', '.',"
+    " '-p', 'test_calc.py']).returncode)\n")], }
+PASSING_TEST = "import unittest\\nclass T(unittest.TestCase):\\n    def test(self):\\n        pass\\n"
+
+ATTACKS: dict[str, tuple[str, dict[str, Any] | None, list[dict[str, str]], bool]] = {
+    # name: (what the agent does in the task root, grader document keys, what the evidence
+    # must name, whether the attack passes the bare command)
+    "stdlib-unittest": (
+        "open('unittest.py', 'w').write('import sys\\ndef main(*a, **k):\\n    sys.exit(0)\\n')",
+        {"commands": [PROJECT_FIRST]},
+        [{"path": "unittest.py", "action": "removed", "reason": "outside-solution-paths"}], True),
+    "runner-pytest-module": (
+        "open('pytest.py', 'w').write('def main(*a, **k):\\n    return 0\\n')",
+        {"commands": [PROJECT_FIRST]},
+        [{"path": "pytest.py", "action": "removed", "reason": "outside-solution-paths"}], True),
+    "runner-pytest-package": (
+        "os.mkdir('pytest'); open('pytest/__init__.py', 'w').write('def main(*a, **k):\\n    return 0\\n')",
+        {"commands": [PROJECT_FIRST], "solutionPaths": ["**"]},
+        [{"path": "pytest/__init__.py", "action": "removed", "reason": "shadows-module"}], True),
+    "stdlib-shadow-under-wildcard": (
+        "open('unittest.py', 'w').write('import sys\\ndef main(*a, **k):\\n    sys.exit(0)\\n')",
+        {"commands": [PROJECT_FIRST], "solutionPaths": ["*.py"]},
+        [{"path": "unittest.py", "action": "removed", "reason": "shadows-module"}], True),
+    "conftest": (
+        "open('conftest.py', 'w').write('import os\\nos._exit(0)\\n')",
+        {"solutionPaths": ["**"]},
+        [{"path": "conftest.py", "action": "removed", "reason": "search-path-hook"}], False),
+    "sitecustomize": (
+        "open('sitecustomize.py', 'w').write('import os\\nos._exit(0)\\n')",
+        {"solutionPaths": ["**"]},
+        [{"path": "sitecustomize.py", "action": "removed", "reason": "search-path-hook"}], False),
+    "usercustomize": (
+        "open('usercustomize.py', 'w').write('import os\\nos._exit(0)\\n')",
+        {"solutionPaths": ["**"]},
+        [{"path": "usercustomize.py", "action": "removed", "reason": "search-path-hook"}], False),
+    "pth-file": (
+        "open('zz.pth', 'w').write('import os; os._exit(0)\\n')",
+        {"solutionPaths": ["**"]},
+        [{"path": "zz.pth", "action": "removed", "reason": "search-path-hook"}], False),
+    "added-test-exits-0": (
+        "open('test_aaa.py', 'w').write('import os\\nos._exit(0)\\n')",
+        {"commands": [DISCOVER_ALL]},
+        [{"path": "test_aaa.py", "action": "removed", "reason": "outside-solution-paths"}], True),
+    "path-binary-python3": (
+        "open('python3.11', 'w').write('#!/bin/sh\\nexit 0\\n'); os.chmod('python3.11', 0o755)",
+        {"commands": [BY_NAME], "env": {"PATH": os.path.dirname(PYTHON)}},
+        [{"path": "python3.11", "action": "removed", "reason": "outside-solution-paths"}], True),
+    "test-replaced-through-symlink": (
+        f"open('passing.py', 'w').write('{PASSING_TEST}'); os.remove('test_calc.py');"
+        " os.symlink('passing.py', 'test_calc.py')",
+        {"restore": []},
+        [{"path": "test_calc.py", "action": "ignored", "reason": "unsupported-entry"},
+         {"path": "passing.py", "action": "removed", "reason": "outside-solution-paths"},
+         {"path": "test_calc.py", "action": "restored", "reason": "protected"}], True),
+    "grader-file-edited": (
+        f"open('test_calc.py', 'w').write('{PASSING_TEST}')",
+        {"restore": [], "solutionPaths": ["*.py"]},
+        [{"path": "test_calc.py", "action": "restored", "reason": "protected"}], True),
+    "unchecked-hash-pyc": (
+        "import py_compile; original = open('test_calc.py').read();"
+        f" open('test_calc.py', 'w').write('{PASSING_TEST}');"
+        " py_compile.compile('test_calc.py', invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH);"
+        " open('test_calc.py', 'w').write(original)",
+        {"solutionPaths": ["**"]},
+        [{"path": "__pycache__/test_calc.cpython-311.pyc", "action": "removed", "reason": "search-path-hook"}], True),
+}
+
+
+def _document(grader: dict[str, Any] | None) -> dict[str, Any]:
+    document: dict[str, Any] = {"commands": [{"name": "tests", "executable": PYTHON, "timeoutMs": 30_000,
+                                              "args": ["-I", "-B", "-m", "unittest", "discover", "-s", ".",
+                                                       "-p", "test_calc.py"]}],
+                                "restore": ["test_calc.py"], "maxOutputBytes": 65536}
+    document.update(grader or {})
+    return document
+
+
+def _bare_command_passes(tmp_path: Path, action: str, document: dict[str, Any]) -> bool:
+    """Run the attack and the grader's command on the files as they are, no grader."""
+    work = tmp_path / "bare"
+    work.mkdir()
+    for name, data in make_experiment.CALC.items():
+        (work / name).write_bytes(data)
+    subprocess.run([PYTHON, "-I", "-c", f"import os\n{action}"], cwd=work, check=True, timeout=60)
+    command = document["commands"][0]
+    env = document.get("env", {"PATH": f"{work}:/usr/bin:/bin"})
+    if command is BY_NAME:
+        env = {"PATH": f"{work}:/usr/bin:/bin"}  # what a workspace PATH entry would do
+    done = subprocess.run([command["executable"], *command["args"]], cwd=work, env=env, timeout=60,
+                          capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _cell(out: Path, arm: str) -> tuple[bool, dict[str, Any]]:
+    record = CandidateExecutionEvidence.parse_wire((out / "cells" / f"{arm}-t0000-r0000.json").read_bytes())
+    material = record.receipt.benchmark_result.material
+    cid = material.evidence.to_wire()["locator"]["cid"]
+    evidence: dict[str, Any] = json.loads((out / "artifacts" / cid).read_bytes())
+    return material.passed, evidence
+
+
+@needs_exact_process
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_an_attack_is_graded_as_a_failure_and_the_honest_fix_passes(tmp_path: Path, name: str) -> None:
+    action, grader, left, real = ATTACKS[name]
+    document = _document(grader)
+    if real:
+        assert _bare_command_passes(tmp_path, action, document), "the attack should fool the bare command"
+    paths = make(tmp_path / "example", grader=document, baseline_agent=HEAD + action + "\n")
+    summary = run_experiment(paths["experiment"].read_bytes(), ExperimentRunOptions(
+        out=tmp_path / "run", repository=paths["repository"], artifacts=paths["artifacts"]))
+    assert summary.counts["done"] == 2, summary
+    passed, evidence = _cell(tmp_path / "run", "baseline")
+    assert passed is False
+    assert evidence["submission"]["left"] == left
+    honest, fix = _cell(tmp_path / "run", "candidate")
+    assert honest is True and fix["submission"]["left"] == []
