@@ -158,3 +158,37 @@ def test_an_attack_is_graded_as_a_failure_and_the_honest_fix_passes(tmp_path: Pa
     assert evidence["submission"]["left"] == left
     honest, fix = _cell(tmp_path / "run", "candidate")
     assert honest is True and fix["submission"]["left"] == []
+
+
+THREADS = {"name": "tests", "executable": PYTHON, "timeoutMs": 60_000, "args": ["-I", "-c", (
+    "import threading\nheld = bytearray(1200 * 2**20)\nstop = threading.Event()\n"
+    "threads = [threading.Thread(target=stop.wait) for _ in range(64)]\n"
+    "for thread in threads:\n    thread.start()\nstop.set()\nfor thread in threads:\n    thread.join()\n"
+    "print('threads and', len(held) >> 20, 'MiB: fine')\n")]}
+
+
+def _grader_stdout(out: Path, evidence: dict[str, Any]) -> str:
+    verdict = evidence["verdicts"][0]
+    return "".join((out / "artifacts" / verdict[stream]["artifact"]["locator"]["cid"]).read_text()
+                   for stream in ("stdout", "stderr"))
+
+
+@needs_exact_process
+def test_a_grader_that_needs_more_than_a_gib_and_threads_runs_with_the_memory_its_task_sets(tmp_path: Path) -> None:
+    """The same check fails within the default 1 GiB (its output, kept in the run directory,
+    says why) and passes with the grader document's ``resources`` or ``--cell-memory-mb``."""
+    from agent_interface.cli.main import main
+
+    for name, grader, more in (("default", {}, ()), ("task", {"resources": {"memoryMb": 4096}}, ()),
+                               ("cli", {}, ("--cell-memory-mb", "4096", "--cell-cpus", "2"))):
+        paths = make(tmp_path / name, grader={"commands": [THREADS], **grader})
+        out = tmp_path / f"run-{name}"
+        assert main(["experiment", "run", str(paths["experiment"]), "--out", str(out), "--repository",
+                     str(paths["repository"]), "--artifacts", str(paths["artifacts"]), "--json", *more]) == 0
+        for arm in ("baseline", "candidate"):
+            passed, evidence = _cell(out, arm)
+            output = _grader_stdout(out, evidence)
+            if name == "default":
+                assert passed is False and ("MemoryError" in output or "can't start new thread" in output), output
+            else:
+                assert passed is True and "threads and 1200 MiB: fine" in output, output

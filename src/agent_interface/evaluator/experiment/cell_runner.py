@@ -127,7 +127,7 @@ async def host_provider(request: ProviderRequest) -> LocalExactProcessProvider:
 
 
 def _resources(resources: Mapping[str, Any] | None) -> dict[str, Any]:
-    return dict(resources or {"cpu": 1, "memoryMb": 1024, "diskMb": 256})
+    return {"cpu": 1, "memoryMb": 1024, "diskMb": 256, **(resources or {})}
 
 
 class ExactProcessCellRunner:
