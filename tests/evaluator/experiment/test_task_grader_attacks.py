@@ -192,3 +192,14 @@ def test_a_grader_that_needs_more_than_a_gib_and_threads_runs_with_the_memory_it
                 assert passed is False and ("MemoryError" in output or "can't start new thread" in output), output
             else:
                 assert passed is True and "threads and 1200 MiB: fine" in output, output
+
+
+@needs_exact_process
+@pytest.mark.xfail(strict=True, reason="open: the solution's own code runs inside the checks' process "
+                   "(docs/security.md, 'Grading a submission', what it does not promise)")
+def test_a_solution_that_exits_0_when_the_tests_import_it_is_graded_as_a_failure(tmp_path: Path) -> None:
+    paths = make(tmp_path / "example", baseline_agent=HEAD + "open('calc.py', 'w').write('import os\\nos._exit(0)\\n')\n")
+    summary = run_experiment(paths["experiment"].read_bytes(), ExperimentRunOptions(
+        out=tmp_path / "run", repository=paths["repository"], artifacts=paths["artifacts"]))
+    assert summary.counts["done"] == 2, summary
+    assert _cell(tmp_path / "run", "baseline")[0] is False
