@@ -203,3 +203,21 @@ def test_a_solution_that_exits_0_when_the_tests_import_it_is_graded_as_a_failure
         out=tmp_path / "run", repository=paths["repository"], artifacts=paths["artifacts"]))
     assert summary.counts["done"] == 2, summary
     assert _cell(tmp_path / "run", "baseline")[0] is False
+
+
+GIT_NAMES = HEAD + ("os.mkdir('.GIT'); open('.GIT/config', 'w').write('x'); open('.git', 'w').write('gitdir: /x');"
+                    " os.mkfifo('fifo')\n")
+
+
+@needs_exact_process
+def test_git_paths_and_fifos_take_no_part_and_do_not_void_the_cell(tmp_path: Path) -> None:
+    """A submission cannot turn a task it fails into an invalid capture with a ``.git`` path
+    (a directory or a file, any case) or a FIFO: they are skipped, named and graded."""
+    paths = make(tmp_path / "example", baseline_agent=GIT_NAMES)
+    summary = run_experiment(paths["experiment"].read_bytes(), ExperimentRunOptions(
+        out=tmp_path / "run", repository=paths["repository"], artifacts=paths["artifacts"]))
+    assert summary.counts["done"] == 2, summary
+    passed, evidence = _cell(tmp_path / "run", "baseline")
+    assert passed is False
+    assert evidence["submission"]["left"] == [{"path": path, "action": "ignored", "reason": "unsupported-entry"}
+                                              for path in (".GIT", ".git", "fifo")]

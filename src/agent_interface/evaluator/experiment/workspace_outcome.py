@@ -82,7 +82,9 @@ def walk(rel):
     for name in sorted(os.listdir(rel or ".")):
         path = rel + "/" + name if rel else name
         info = os.lstat(path)
-        if stat.S_ISDIR(info.st_mode) and name.lower() != ".git":
+        if name.lower() == ".git":
+            skip(path)
+        elif stat.S_ISDIR(info.st_mode):
             yield from walk(path)
         elif stat.S_ISREG(info.st_mode):
             yield path
