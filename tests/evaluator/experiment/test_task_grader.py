@@ -139,7 +139,7 @@ def test_solution_paths_bound_what_changes() -> None:
 @pytest.mark.parametrize("path", ["conftest.py", "src/conftest.py", "sitecustomize.py", "usercustomize.py",
                                   "x.pth", "src/pytest.ini", "tox.ini", "setup.cfg", "package.json", ".npmrc",
                                   "node_modules/left-pad/index.js", "__pycache__/calc.cpython-311.pyc",
-                                  "calc.pyc", "src/pyvenv.cfg"])
+                                  "helper.pyc", "src/pyvenv.cfg"])
 def test_a_wildcard_never_admits_a_search_path_hook(path: str) -> None:
     assert left({**BASE, path: F}, SubmissionPolicy(("**", "src/*"))) == [(path, "removed", "search-path-hook")]
 
@@ -155,6 +155,13 @@ def test_a_literal_entry_admits_a_hook() -> None:
                                   "pluggy.py", "unittest.cpython-311-x86_64-linux-gnu.so", "typing.pyi.py"])
 def test_an_added_top_level_module_named_like_the_standard_library_or_a_runner_is_left_out(path: str) -> None:
     assert left({**BASE, path: F}, SubmissionPolicy(("**",))) == [(path, "removed", "shadows-module")]
+
+
+@pytest.mark.parametrize("path", ["calc/__init__.py", "calc.cpython-311-x86_64-linux-gnu.so", "tests/test_calc/x.py",
+                                  "tests/test_calc.abi3.so", "calc.pyc"])
+def test_an_added_module_named_like_a_task_module_beside_it_is_left_out(path: str) -> None:
+    assert left({**BASE, path: F}, SubmissionPolicy(("**",))) == [(path, "removed", "shadows-module")]
+    assert left({**BASE, path: F}, SubmissionPolicy(("**", path))) == []
 
 
 @pytest.mark.parametrize("path", ["pkg/json.py", "test/test_new.py", "calc_json.py", "src/app/__init__.py",

@@ -43,6 +43,8 @@ BY_NAME = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": [
     "import subprocess, sys\n"
     "sys.exit(subprocess.run(['python3.11', '-I', '-B', '-m', 'unittest', 'discover', '-s', '.',"
     " '-p', 'test_calc.py']).returncode)\n")], }
+BY_MODULE = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": [
+    "-I", "-B", "-c", "import sys\nsys.path.insert(0, '.')\nimport unittest\nunittest.main(module='test_calc')\n"]}
 PASSING_TEST = "import unittest\\nclass T(unittest.TestCase):\\n    def test(self):\\n        pass\\n"
 
 ATTACKS: dict[str, tuple[str, dict[str, Any] | None, list[dict[str, str]], bool]] = {
@@ -95,6 +97,10 @@ ATTACKS: dict[str, tuple[str, dict[str, Any] | None, list[dict[str, str]], bool]
         [{"path": "test_calc.py", "action": "ignored", "reason": "unsupported-entry"},
          {"path": "passing.py", "action": "removed", "reason": "outside-solution-paths"},
          {"path": "test_calc.py", "action": "restored", "reason": "protected"}], True),
+    "package-shadows-test-module": (
+        f"os.mkdir('test_calc'); open('test_calc/__init__.py', 'w').write('{PASSING_TEST}')",
+        {"commands": [BY_MODULE], "solutionPaths": ["**"]},
+        [{"path": "test_calc/__init__.py", "action": "removed", "reason": "shadows-module"}], True),
     "grader-file-edited": (
         f"open('test_calc.py', 'w').write('{PASSING_TEST}')",
         {"restore": [], "solutionPaths": ["*.py"]},

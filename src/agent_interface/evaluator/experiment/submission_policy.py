@@ -24,7 +24,10 @@ files and takes from the submission only the changes the task allows:
   ``.npmrc``, ``pyvenv.cfg``; any ``.pth``, ``.pyc`` or ``.pyo`` file; and an *added*
   top-level module or package (one whose directory holds no ``__init__.py``) named like a
   standard-library module or a test runner (``pytest``, ``_pytest``, ``pluggy``, ``nose``,
-  ...), with any suffix (``unittest.py``, ``unittest.cpython-311-x86_64-linux-gnu.so``);
+  ...), with any suffix (``unittest.py``, ``unittest.cpython-311-x86_64-linux-gnu.so``), and
+  an *added* module, extension or package named like a task module in the same directory
+  (``test_calc/__init__.py`` or ``test_calc.cpython-311-x86_64-linux-gnu.so`` beside
+  ``test_calc.py``: Python finds a package and an extension before a source file);
 * entries the capture could not carry (links, devices, FIFOs, ``.git`` paths) never take
   part: the capture skips them and names them.
 
@@ -176,11 +179,21 @@ def _directories(files: Iterable[str]) -> frozenset[str]:
     return frozenset(path.rsplit("/", depth)[0] for path in files for depth in range(1, path.count("/") + 1))
 
 
-def _hooks(path: str, added: bool, files: Mapping[str, object],
-           task_directories: frozenset[str]) -> tuple[frozenset[int], bool]:
+def _task_module(task_files: Mapping[str, object], directory: str, module: str, path: str) -> bool:
+    """Whether the task has a module or package ``module`` in ``directory`` (other than ``path``)."""
+    prefix = f"{directory}/" if directory else ""
+    return any(candidate in task_files and candidate != path
+               for candidate in (f"{prefix}{module}.py", f"{prefix}{module}/__init__.py"))
+
+
+def _hooks(path: str, added: bool, files: Mapping[str, object], task_directories: frozenset[str],
+           task_files: Mapping[str, object]) -> tuple[frozenset[int], bool]:
     """The segment indexes of ``path`` that are search-path hooks, and whether one of them
     is a module shadowing (the rest are hook names); a directory the task already has is
-    the task's layout, not a shadowing."""
+    the task's layout, not a shadowing. An added module, extension or package with the name
+    of a task module in the same directory (``test_calc/__init__.py`` or
+    ``test_calc.cpython-311-x86_64-linux-gnu.so`` beside ``test_calc.py``: a package and an
+    extension are found before a source file) shadows it wherever it is."""
     segments = path.split("/")
     last = len(segments) - 1
     hooks: set[int] = set()
@@ -194,12 +207,17 @@ def _hooks(path: str, added: bool, files: Mapping[str, object],
     if added:
         for index, segment in enumerate(segments):
             directory = "/".join(segments[:index])
-            if f"{directory}/__init__.py".lstrip("/") in files:
-                continue  # inside a regular package: a submodule shadows nothing
             if index < last and "/".join(segments[: index + 1]) in task_directories:
                 continue
             module = _module_name(segment, index == last)
-            if module is not None and module in _SHADOWED:
+            if module is None:
+                continue
+            if _task_module(task_files, directory, module, path):
+                hooks.add(index)
+                shadows = True
+            elif f"{directory}/__init__.py".lstrip("/") in files:
+                continue  # inside a regular package: a submodule shadows nothing else
+            elif module in _SHADOWED:
                 hooks.add(index)
                 shadows = True
     return frozenset(hooks), shadows
@@ -216,7 +234,7 @@ def graded_files(base: Mapping[str, tuple[int, bytes]], result: Mapping[str, tup
         old, new = base.get(path), result.get(path)
         if old == new:
             continue
-        hooks, shadows = _hooks(path, old is None, result, task_directories)
+        hooks, shadows = _hooks(path, old is None, result, task_directories, base)
         reason: Literal["protected", "outside-solution-paths", "search-path-hook", "shadows-module"] | None = None
         explicit = policy.allows(path, hooks)
         if policy.protects(path):
