@@ -10,7 +10,8 @@ environment, run the launch with the evaluator's model endpoint, then capture:
 * an **output** task is graded by the output-checks grader (:mod:`.run.grader`);
 * a **workspace** task's files are read back (:mod:`.workspace_outcome`), the paths the
   profile targeted are restored, the binary diff against the snapshot is the outcome, and
-  the task's own commands grade it in a fresh environment (:mod:`.task_grader`).
+  the task's own commands grade it in a fresh environment (:mod:`.task_grader`), on the
+  task's files with only the changes the task allows (:mod:`.submission_policy`).
 
 Anything incomplete is an invalid capture; an attempt that cannot run at all is a
 ``failed`` outcome with a typed error. Nothing escapes :meth:`ExactProcessCellRunner.run`.
