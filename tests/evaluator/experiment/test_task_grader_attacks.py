@@ -227,3 +227,14 @@ def test_git_paths_and_fifos_take_no_part_and_do_not_void_the_cell(tmp_path: Pat
     assert passed is False
     assert evidence["submission"]["left"] == [{"path": path, "action": "ignored", "reason": "unsupported-entry"}
                                               for path in (".GIT", ".git", "fifo")]
+
+
+def test_a_grader_whose_path_names_the_task_root_is_refused_before_any_cell(tmp_path: Path) -> None:
+    from agent_interface.core.errors import ContractError
+
+    paths = make(tmp_path / "example", grader={"env": {"PATH": "/tangle/task/bin:/usr/bin"}})
+    with pytest.raises(ContractError) as refused:
+        run_experiment(paths["experiment"].read_bytes(), ExperimentRunOptions(
+            out=tmp_path / "run", repository=paths["repository"], artifacts=paths["artifacts"]))
+    assert refused.value.issues[0].code == "grader_search_path_unpinned"
+    assert not (tmp_path / "run" / "cells").exists() or not list((tmp_path / "run" / "cells").iterdir())

@@ -58,6 +58,7 @@ from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest,
 from agent_interface.evaluator.experiment.container_cells import ContainerCells
 from agent_interface.evaluator.experiment.submission_policy import graded_files
 from agent_interface.evaluator.experiment.task_grader import (
+    DEFAULT_TASK_ROOT,
     GraderGap,
     grade_workspace,
     parse_workspace_grader,
@@ -356,7 +357,7 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
         if task.outcome.kind == "output":
             parse_output_checks(task.grader.name, task.grader.version, data)
             continue
-        parse_workspace_grader(task.grader.name, task.grader.version, data)
+        submission_policy(parse_workspace_grader(task.grader.name, task.grader.version, data), DEFAULT_TASK_ROOT, {})
         _check_base_tree(task, resolver, pointer)
     if containers is not None:
         containers.check(experiment)

@@ -63,6 +63,7 @@ from agent_interface.evaluator.experiment.submission_policy import (
 from agent_interface.evaluator.run.grader import OutputChecksGrade
 
 __all__ = [
+    "DEFAULT_TASK_ROOT",
     "SEARCH_PATH_VARIABLES",
     "WORKSPACE_COMMAND_GRADER",
     "GraderGap",
@@ -75,6 +76,9 @@ __all__ = [
 
 WORKSPACE_COMMAND_GRADER: Final = ("agent-interface/workspace-command", "1")
 """``(name, version)`` of the grader that runs a task's commands."""
+
+DEFAULT_TASK_ROOT: Final = "/tangle/task"
+"""The task root the plan builders place a task workspace at (checked before any cell runs)."""
 
 SEARCH_PATH_VARIABLES: Final = frozenset({
     "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX",
