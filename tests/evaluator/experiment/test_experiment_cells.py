@@ -49,6 +49,9 @@ def test_a_grader_that_hangs_or_floods_makes_invalid_cells(tmp_path: Path) -> No
             capture = invalid(tmp_path / f"run-{name}", key)
             assert [reason.code for reason in capture.reasons] == [code]
             assert list(capture.missing) == ["benchmarkResult"]
+            if name == "flood":  # the output it wrote is kept, named in the message
+                kept = capture.reasons[0].message.split("stdout artifacts/")[1].split(")")[0].split(",")[0]
+                assert (tmp_path / f"run-{name}" / "artifacts" / kept).read_bytes() == b"x" * 4096
         assert [cell["reasons"] for cell in results(tmp_path / f"run-{name}")["cells"]] == [[code], [code]]
 
 

@@ -39,7 +39,8 @@ and ``NODE_OPTIONS`` are refused. ``docs/security.md`` has the threat model.
 
 A command that runs out of time, floods its output bound or cannot be started makes the
 cell an invalid capture (:class:`GraderGap`: ``grader_timeout``,
-``grader_output_truncated``, ``grader_failed``), never a crash and never a score. A
+``grader_output_truncated``, ``grader_failed``), never a crash and never a score; the
+output it did write (bounded) is kept too, named in the reason's message. A
 document that is not this grader, or breaks a rule above, is refused
 (``grader_unsupported``, ``grader_search_path_unpinned``) before any cell runs.
 """
@@ -290,6 +291,15 @@ def _output(data: bytes, store: Any) -> dict[str, Any]:
     return record
 
 
+def _kept(stdout: bytes, stderr: bytes, store: Any) -> str:
+    """Where a command's output that gave no verdict is kept (for the gap's message)."""
+    if store is None:
+        return ""
+    names = [f"{label} artifacts/{store.put(data).to_wire()['locator']['cid']}"
+             for label, data in (("stdout", stdout), ("stderr", stderr)) if data]
+    return f" (its output is kept: {', '.join(names)})" if names else ""
+
+
 async def grade_workspace(grader: WorkspaceCommandGrader, exact: Any, create: Mapping[str, Any], task_root: str,
                           files: Mapping[str, tuple[int, bytes]], *, actions: Sequence[PolicyAction] = (),
                           store: Any = None) -> tuple[OutputChecksGrade, int, int]:
@@ -322,12 +332,13 @@ async def grade_workspace(grader: WorkspaceCommandGrader, exact: Any, create: Ma
                 dropped = await process.output_dropped()
             except ContractError:
                 raise GraderGap("grader_failed", "a grader command could not be started") from None
+            kept = _kept(stdout[: grader.max_output_bytes], stderr[: grader.max_output_bytes], store)
             if termination.get("kind") == "timeout":
-                raise GraderGap("grader_timeout", "a grader command ran out of time")
+                raise GraderGap("grader_timeout", "a grader command ran out of time" + kept)
             if any(dropped.values()):
-                raise GraderGap("grader_output_truncated", "a grader command wrote more than its output bound")
+                raise GraderGap("grader_output_truncated", "a grader command wrote more than its output bound" + kept)
             if termination.get("kind") != "exit":
-                raise GraderGap("grader_failed", "a grader command ended without an exit status")
+                raise GraderGap("grader_failed", "a grader command ended without an exit status" + kept)
             verdicts.append({"name": command.name, "passed": termination.get("exitCode") == 0,
                              "termination": termination,
                              "stdout": _output(stdout[: grader.max_output_bytes], store),
