@@ -45,6 +45,17 @@ BY_NAME = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": [
     " '-p', 'test_calc.py']).returncode)\n")], }
 BY_MODULE = {"name": "tests", "executable": PYTHON, "timeoutMs": 30_000, "args": [
     "-I", "-B", "-c", "import sys\nsys.path.insert(0, '.')\nimport unittest\nunittest.main(module='test_calc')\n"]}
+NODE = "/usr/bin/node"
+# A Node runner that runs the Python tests and lets an optional plugin, found by its bare
+# name along node_modules as plugins are, rewrite the verdict; none is installed.
+NODE_RUNNER = {"name": "tests", "executable": NODE, "timeoutMs": 60_000, "args": ["-e", (
+    "const run = require('child_process').spawnSync('python3.11', ['-I', '-B', '-m', 'unittest', 'discover',"
+    " '-s', '.', '-p', 'test_calc.py'], {stdio: 'inherit'});\n"
+    "let status = run.status;\n"
+    "try { status = require('verdict-plugin')(status); } catch (error) {"
+    " if (error.code !== 'MODULE_NOT_FOUND') throw error; }\n"
+    "process.exit(status);\n")]}
+PYTHON_PINNED = {"name": "zz-python", "executable": PYTHON, "timeoutMs": 30_000, "args": ["-I", "-c", "pass"]}
 PASSING_TEST = "import unittest\\nclass T(unittest.TestCase):\\n    def test(self):\\n        pass\\n"
 
 ATTACKS: dict[str, tuple[str, dict[str, Any] | None, list[dict[str, str]], bool]] = {
@@ -101,6 +112,11 @@ ATTACKS: dict[str, tuple[str, dict[str, Any] | None, list[dict[str, str]], bool]
         f"os.mkdir('test_calc'); open('test_calc/__init__.py', 'w').write('{PASSING_TEST}')",
         {"commands": [BY_MODULE], "solutionPaths": ["**"]},
         [{"path": "test_calc/__init__.py", "action": "removed", "reason": "shadows-module"}], True),
+    "node-modules-plugin": (
+        "os.makedirs('node_modules/verdict-plugin');"
+        " open('node_modules/verdict-plugin/index.js', 'w').write('module.exports = () => 0;\\n')",
+        {"commands": [NODE_RUNNER, PYTHON_PINNED], "solutionPaths": ["**"], "env": {"PATH": os.path.dirname(PYTHON)}},
+        [{"path": "node_modules/verdict-plugin/index.js", "action": "removed", "reason": "search-path-hook"}], True),
     "grader-file-edited": (
         f"open('test_calc.py', 'w').write('{PASSING_TEST}')",
         {"restore": [], "solutionPaths": ["*.py"]},
