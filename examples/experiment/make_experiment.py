@@ -8,8 +8,9 @@ machine):
 
 * ``calc`` (the task's repository): ``calc.py`` whose ``add`` subtracts, and
   ``test_calc.py``. The task (a workspace outcome) asks to fix ``add``; its grader,
-  ``agent-interface/workspace-command``, runs ``python3 test_calc.py`` on the patched
-  workspace (with ``test_calc.py`` restored first, so an agent cannot edit the test).
+  ``agent-interface/workspace-command``, runs ``python3 -I -m unittest`` on the patched
+  workspace (with ``test_calc.py`` restored first, so an agent cannot edit the test, and
+  nothing the agent adds taking part: see ``docs/security.md``).
 * ``agent`` (the agents' repository, written as the bare clone ``agent.git``): ``agent.py``
   asks the evaluator's model endpoint once, then edits ``calc.py``. The baseline
   (``no-op`` code) has a bug: it writes ``a * b``. The candidate's ``git-patch`` fixes it
@@ -167,7 +168,8 @@ def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, base
                         "patch": {"format": "git-diff-binary", "artifact": embedded(patch)}}, fixed)
     python = program_python()  # one that the programs' own user can execute
     document: dict[str, Any] = {"kind": "agent-interface.workspace-command.v1", "commands": [
-        {"name": "tests", "executable": python, "args": ["-E", "-S", "-B", "test_calc.py"], "timeoutMs": 30_000}],
+        {"name": "tests", "executable": python, "timeoutMs": 30_000,
+         "args": ["-I", "-B", "-m", "unittest", "discover", "-s", ".", "-p", "test_calc.py"]}],
         "restore": ["test_calc.py"], "maxOutputBytes": 65536}
     document.update(grader or {})
     grader_bytes = json.dumps(document, sort_keys=True).encode()

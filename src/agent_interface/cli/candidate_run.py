@@ -1,9 +1,10 @@
 """``candidate run`` and ``candidate materialize``: act on a verified bundle.
 
 ``candidate run BUNDLE --repository PATH --task TASK --out DIR [--suite SUITE]
-[--artifacts DIR] [--json]`` verifies, plans, runs the candidate in a local exact-process
-environment (an OCI container for container bundles: the options of
-:mod:`agent_interface.cli.candidate_images`) and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
+[--artifacts DIR] [--cell-memory-mb MIB] [--cell-cpus N] [--json]`` verifies, plans, runs
+the candidate in a local exact-process environment (an OCI container for container
+bundles: the options of :mod:`agent_interface.cli.candidate_images`; its resources set by
+:mod:`agent_interface.cli.cell_resources`) and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
 ``invalid-capture.json``) into ``DIR``. While it runs, a progress line is drawn on stderr
 when stderr is a terminal (never with ``--json``).
 
@@ -34,6 +35,7 @@ from agent_interface.cli.candidate_inputs import (
     refused,
     repository_error,
 )
+from agent_interface.cli.cell_resources import add_resource_options, resources_of
 from agent_interface.cli.conventions import EXIT_OK, emit_json
 
 __all__ = [
@@ -195,7 +197,8 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         try:
             return await run_candidate_async(
                 bundle, repository=args.repository, task=task, suite=suite, out=args.out,
-                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args), **options,
+                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args),
+                resources=resources_of(args), **options,
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -290,6 +293,7 @@ def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--suite", metavar="SUITE.json", help="its suite (default: a one-task suite)")
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     add_image_options(run)
+    add_resource_options(run)
     run.set_defaults(handler=cmd_candidate_run)
 
     materialize = actions.add_parser(

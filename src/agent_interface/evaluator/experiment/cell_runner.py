@@ -10,7 +10,8 @@ environment, run the launch with the evaluator's model endpoint, then capture:
 * an **output** task is graded by the output-checks grader (:mod:`.run.grader`);
 * a **workspace** task's files are read back (:mod:`.workspace_outcome`), the paths the
   profile targeted are restored, the binary diff against the snapshot is the outcome, and
-  the task's own commands grade it in a fresh environment (:mod:`.task_grader`).
+  the task's own commands grade it in a fresh environment (:mod:`.task_grader`), on the
+  task's files with only the changes the task allows (:mod:`.submission_policy`).
 
 Anything incomplete is an invalid capture; an attempt that cannot run at all is a
 ``failed`` outcome with a typed error. Nothing escapes :meth:`ExactProcessCellRunner.run`.
@@ -55,10 +56,13 @@ from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, failed_outcome
 from agent_interface.evaluator.experiment.container_cells import ContainerCells
+from agent_interface.evaluator.experiment.submission_policy import graded_files
 from agent_interface.evaluator.experiment.task_grader import (
+    DEFAULT_TASK_ROOT,
     GraderGap,
     grade_workspace,
     parse_workspace_grader,
+    submission_policy,
 )
 from agent_interface.evaluator.experiment.workspace_outcome import (
     WorkspaceGap,
@@ -125,7 +129,7 @@ async def host_provider(request: ProviderRequest) -> LocalExactProcessProvider:
 
 
 def _resources(resources: Mapping[str, Any] | None) -> dict[str, Any]:
-    return dict(resources or {"cpu": 1, "memoryMb": 1024, "diskMb": 256})
+    return {"cpu": 1, "memoryMb": 1024, "diskMb": 256, **(resources or {})}
 
 
 class ExactProcessCellRunner:
@@ -224,7 +228,7 @@ class ExactProcessCellRunner:
             context, plan = build_materialization_context(bundle, suite, task, placement)
             receipt = materialization_receipt(self.verifications[cell.arm], context)
             gaps: list[dict[str, str]] = []
-            result_files = None
+            result_files, skipped = None, list[str]()
             await endpoint.start()
             environment = None
             try:
@@ -248,7 +252,7 @@ class ExactProcessCellRunner:
                     try:
                         result_files = await read_workspace(
                             environment, python=python, task_root=plan.material.workspaces.task_root,
-                            limits=self.workspace_limits, scratch=scratch / "result")
+                            limits=self.workspace_limits, scratch=scratch / "result", skipped=skipped)
                     except WorkspaceGap as gap:
                         gaps.append(gap.gap())
             finally:
@@ -261,7 +265,7 @@ class ExactProcessCellRunner:
                 if plan.material.profile.target_workspace == "task":
                     result_files = restore_profile_paths(result_files, base, plan.material.profile.mount_paths)
                 graded = await self._grade(request, bundle, task, grader, base, result_files, store, scratch,
-                                           providers, plan.material.workspaces.task_root, gaps)
+                                           providers, plan.material.workspaces.task_root, gaps, skipped)
             outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store,
                                    graded=graded, gaps=gaps)
             artifacts = {path.name: path.read_bytes() for path in (scratch / "artifacts").iterdir()
@@ -284,7 +288,8 @@ class ExactProcessCellRunner:
     async def _grade(self, request: CellRequest, bundle: Any, task: Any, grader: Any,
                      base: dict[str, tuple[int, bytes]],
                      result: dict[str, tuple[int, bytes]], store: LocalArtifactStore, scratch: Path,
-                     providers: list[Any], task_root: str, gaps: list[dict[str, str]]) -> GradedOutcome | None:
+                     providers: list[Any], task_root: str, gaps: list[dict[str, str]],
+                     skipped: list[str]) -> GradedOutcome | None:
         try:
             outcome = workspace_outcome(task, base, result, store, limits=self.workspace_limits)
         except WorkspaceGap as gap:
@@ -304,10 +309,10 @@ class ExactProcessCellRunner:
         create = {"image": provider.image, "egress": {"mode": "blocked"}, "maxLifetimeMs": lifetime,
                   "resources": self.resources, "metadata": {"executionId": request.execution_id, "role": "grader"},
                   "idempotencyKey": request.execution_id + "-grader"}
+        files, actions = graded_files(base, result, submission_policy(grader, task_root, base), skipped)
         try:
-            grade, started, ended = await grade_workspace(
-                grader, provider.exact_process, create, task_root,
-                restore_profile_paths(result, base, grader.restore))
+            grade, started, ended = await grade_workspace(grader, provider.exact_process, create, task_root,
+                                                          files, actions=actions, store=store)
         except GraderGap as gap:
             gaps.append(gap.gap())
             return None
@@ -349,7 +354,7 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
         if task.outcome.kind == "output":
             parse_output_checks(task.grader.name, task.grader.version, data)
             continue
-        parse_workspace_grader(task.grader.name, task.grader.version, data)
+        submission_policy(parse_workspace_grader(task.grader.name, task.grader.version, data), DEFAULT_TASK_ROOT, {})
         _check_base_tree(task, resolver, pointer)
     if containers is not None:
         containers.check(experiment)

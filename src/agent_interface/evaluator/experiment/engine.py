@@ -81,7 +81,9 @@ class ExperimentRunOptions:
     """How to run: the run directory, the bundles' repository, external artifacts, the engine
     and its width; ``runner`` replaces the default runner factory (see :mod:`.workers`);
     ``executor``, ``images`` (an image store directory) and ``image`` choose which cells
-    run in an OCI container (see :mod:`.container_cells`)."""
+    run in an OCI container (see :mod:`.container_cells`); ``resources`` (``cpu``,
+    ``memoryMb``, ``diskMb``) replace the default resources of every cell's environments
+    and of its grader's (where the grader document sets none)."""
 
     out: Path
     repository: Path | None = None
@@ -96,6 +98,7 @@ class ExperimentRunOptions:
     executor: Executor = "auto"
     images: Path | None = None
     image: str | None = None
+    resources: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -268,7 +271,7 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
     pending = deque(ledger.pending())
     context = CellContext(experiment_bytes, experiment.digest, verifications,
                           None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
-                          options=_containers(options).options())
+                          options=_containers(options).options(), resources=options.resources)
     store = LocalArtifactStore(directory.artifacts)
     ran = 0
     settled_now = 0

@@ -36,6 +36,7 @@ class CellContext:
     artifacts: str | None = None
     runner: Callable[[CellContext], CellRunner] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] | None = None
 
 
 def exact_process_runner(context: CellContext) -> CellRunner:
@@ -50,7 +51,8 @@ def exact_process_runner(context: CellContext) -> CellRunner:
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
                                   artifacts=None if context.artifacts is None else Path(context.artifacts),
-                                  containers=ContainerCells.from_options(context.options))
+                                  containers=ContainerCells.from_options(context.options),
+                                  resources=context.resources)
 
 
 _RUNNERS: dict[str, CellRunner] = {}
