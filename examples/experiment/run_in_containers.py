@@ -8,7 +8,7 @@ installed: ``python examples/experiment/run_in_containers.py --out DIR [--reps N
    and the build are cached in ``~/.cache/agent-interface/image-builds``: a second run builds
    nothing);
 2. writes the example experiment (``make_experiment.py``) whose task selects that image, so
-   both agents run in it and the task's own tests (``python3 -m pytest``) grade in it;
+   both agents run in it and the task's own tests (``python3 -I -m pytest``) grade in it;
 3. runs it with ``agent-interface experiment run --executor container`` into ``DIR/run``;
 4. writes the measured comparison and its page with ``agent-interface experiment report``,
    and prints where to open it.
@@ -105,7 +105,7 @@ def main() -> int:
     how = "cached" if built["cached"] else f"built in {built['buildSeconds']:.0f}s"
     print(f"   {built['reference']}  archive {built['archiveBytes'] / 1e6:.0f} MB, {how}")
     grader = {"commands": [{"name": "tests", "executable": "/usr/bin/python3",
-                            "args": ["-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_calc.py"],
+                            "args": ["-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_calc.py"],
                             "timeoutMs": 60_000}]}
     paths = make(out / "experiment", args.reps, grader=grader, task_container=task_container(images, built))
     print(f"== wrote the experiment: {paths['experiment']}")

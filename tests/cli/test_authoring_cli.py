@@ -21,7 +21,7 @@ ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT
        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
        "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
        "GIT_AUTHOR_DATE": "2026-12-01T09:00:00Z", "GIT_COMMITTER_DATE": "2026-12-01T09:00:00Z"}
-PYTEST = "/usr/bin/python3 -m pytest -q -p no:cacheprovider"
+PYTEST = "/usr/bin/python3 -I -m pytest -q -p no:cacheprovider"
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -218,7 +218,7 @@ def _tests(values: list[str], timeout_ms: int) -> list[tuple[str, list[str], int
             raise CommandError("usage", f"--test {number}: unbalanced quotes") from None
         if not argv or not argv[0].startswith("/"):
             raise CommandError("usage", f"--test {number}: the command starts with an absolute executable path "
-                               "(in the task's image), e.g. /usr/bin/python3 -m pytest -q")
+                               "(in the task's image), e.g. /usr/bin/python3 -I -m pytest -q (Python isolated: -I)")
         commands.append((name, argv, timeout_ms))
     return commands
 
