@@ -81,7 +81,11 @@ class ExperimentRunOptions:
     """How to run: the run directory, the bundles' repository, external artifacts, the engine
     and its width; ``runner`` replaces the default runner factory (see :mod:`.workers`);
     ``executor``, ``images`` (an image store directory) and ``image`` choose which cells
-    run in an OCI container (see :mod:`.container_cells`)."""
+    run in an OCI container (see :mod:`.container_cells`); ``model_upstream`` (an
+    :func:`~agent_interface.evaluator.gateway.upstream_from_spec` spec: ``echo``,
+    ``scripted:PATH``, ``openai:URL``, ``anthropic:URL``) and ``model_key_env`` (the name of
+    the environment variable holding the upstream's key, read at call time) are the model
+    behind each worker's gateway."""
 
     out: Path
     repository: Path | None = None
@@ -96,6 +100,8 @@ class ExperimentRunOptions:
     executor: Executor = "auto"
     images: Path | None = None
     image: str | None = None
+    model_upstream: str = "echo"
+    model_key_env: str | None = None
 
 
 @dataclass(slots=True)
@@ -214,6 +220,9 @@ def prepare_experiment(experiment_bytes: bytes, options: ExperimentRunOptions
         verifications[arm] = verification.to_wire()
     if options.runner is None:
         from agent_interface.evaluator.experiment.cell_runner import check_experiment_inputs
+        from agent_interface.evaluator.gateway import upstream_from_spec
+
+        upstream_from_spec(options.model_upstream, options.model_key_env)  # refused here, not in a worker
 
         check_experiment_inputs(experiment, options.artifacts, _containers(options))
     return experiment, verifications
@@ -268,7 +277,8 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
     pending = deque(ledger.pending())
     context = CellContext(experiment_bytes, experiment.digest, verifications,
                           None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
-                          options=_containers(options).options())
+                          options={**_containers(options).options(), "modelUpstream": options.model_upstream,
+                                   "modelKeyEnv": options.model_key_env})
     store = LocalArtifactStore(directory.artifacts)
     ran = 0
     settled_now = 0
