@@ -51,6 +51,7 @@ from agent_interface.evaluator.container.runtime_config import (
 )
 from agent_interface.evaluator.egress.decisions import EgressSummary
 from agent_interface.evaluator.egress.settings import EgressSettings
+from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.process.confined_files import read_confined, write_confined
 from agent_interface.evaluator.process.control_directory import ExactProcessHandle
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
@@ -164,6 +165,23 @@ class OciExactProcessManager:
         env = self._environment
         return OciExactProcess(ContainerProcess(pid, env._directory / "processes" / str(pid)), f"{env.id}-{pid}")
 
+    async def _executable(self, request: AgentExactProcessLaunch) -> str:
+        """The path ``execve`` runs in the container: an absolute executable as written, a
+        bare name found along the launch's ``PATH`` inside the environment's root (links
+        resolved there, never out of it: :mod:`~agent_interface.evaluator.images.image_paths`)."""
+        if request.executable.startswith("/"):
+            return request.executable
+        env = self._environment
+        search = request.env.get("PATH", "")
+        found = await asyncio.to_thread(find_executable, env._directory / "root" / "rootfs", request.executable, search)
+        if found is None:
+            shown = search if len(search) <= 512 else search[:509] + "..."
+            raise ContractError.single(
+                "/executable", "exact_process_executable_not_found",
+                f"no executable {request.executable} along PATH {shown} in image {env.image}",
+            )
+        return found
+
     async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> OciExactProcess:
         """Start ``launch`` in a new container of this environment."""
         request = parse_model(AgentExactProcessLaunch, launch)
@@ -172,13 +190,14 @@ class OciExactProcessManager:
         if record is None:
             raise _gone()
         resources = json.loads(record.input_json)["resources"]
+        executable = await self._executable(request)
         pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
         container_id = f"{env.id}-{pid}"
         cgroup = container_cgroup(container_id)
         config = runtime_config(
             rootfs=str(env._directory / "root" / "rootfs"),
             init=str(owner.init_path),
-            argv=[request.executable, *request.args],
+            argv=[executable, *request.args],
             env=dict(request.env),
             cwd=request.cwd,
             hostname="exact",

@@ -346,10 +346,7 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
         bundle = getattr(experiment, arm)
         pointer = f"/{arm}/execution"
         in_container = [containers is not None and containers.wanted(bundle, task) for task in tasks]
-        if all(in_container):
-            if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
-                raise ContractError.single(pointer + "/launch/interpreter", "executable_unavailable",
-                                           "entrypoints run through an interpreter only", subject="experiment")
+        if all(in_container):  # the image's side of the launch: ContainerCells.check
             continue
         if bundle.execution.environment.kind == "pinned-container":
             raise ContractError.single(pointer + "/environment", "container_unavailable",

@@ -42,7 +42,12 @@ from agent_interface.candidate.experiment import AgentCandidateExperiment
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.evaluator.images.oci_store import OciImageStore
-from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
+from agent_interface.evaluator.run.container_run import (
+    ContainerRun,
+    Executor,
+    check_image_launch,
+    container_wanted,
+)
 from agent_interface.evaluator.run.image_selection import (
     SelectedImage,
     select_image,
@@ -135,7 +140,7 @@ class ContainerCells:
         """The container executor of ``task``'s grader: the task's own image."""
         selected = await asyncio.to_thread(self._select, ("grader", str(task_index)), None, task)
         return await ContainerRun.open(bundle, task, images=None, selected=selected, runc=self.runc,
-                                       max_output_bytes=max_output_bytes)
+                                       max_output_bytes=max_output_bytes, check_launch=False)
 
     def runs_task_containers(self) -> bool:
         """Whether a task that selects a container can run here (not the ``host`` executor)."""
@@ -151,6 +156,11 @@ class ContainerCells:
                 pointer = (f"/{arm}" if bundle.execution.environment.kind == "pinned-container"
                            else f"/benchmark/tasks/{index}")
                 self._checked(pointer, (arm, str(index)), bundle, task)
+                try:
+                    check_image_launch(bundle, self._selected[(arm, str(index))])
+                except ContractError as error:
+                    issues = [ContractIssue(f"/{arm}" + issue.path, issue.code, issue.message) for issue in error.issues]
+                    raise ContractError(issues, subject="experiment") from None
             if task.outcome.kind == "workspace" and self.grader_wanted(task):
                 self._checked(f"/benchmark/tasks/{index}", ("grader", str(index)), None, task)
 

@@ -185,7 +185,8 @@ def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, 
     if task.outcome.kind != "output":
         raise _refuse("/outcome/kind", "outcome_unsupported",
                       "the local evaluator captures output outcomes (standard output) only", "task")
-    if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
+    if (bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None
+            and not in_container):  # in a container it runs directly (container_run.check_image_launch)
         raise _refuse("/execution/launch/interpreter", "executable_unavailable",
                       "the local evaluator launches entrypoints through a host interpreter only")
 

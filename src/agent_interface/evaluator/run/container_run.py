@@ -55,6 +55,7 @@ from agent_interface.evaluator.container.oci_provider import (
     OciExactProcesses,
     OciExactProcessProvider,
 )
+from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.run.image_selection import (
     CONTAINER_ID_BASE,
@@ -63,7 +64,7 @@ from agent_interface.evaluator.run.image_selection import (
 )
 from agent_interface.evaluator.run.model_access import gateway_egress_settings
 
-__all__ = ["ContainerRun", "Executor", "container_wanted"]
+__all__ = ["ContainerRun", "Executor", "check_image_launch", "container_wanted"]
 
 Executor = Literal["auto", "container", "host"]
 """Where ``candidate run`` runs the program (see the module docstring)."""
@@ -84,6 +85,43 @@ def container_wanted(bundle: AgentCandidateBundle, task: AgentCandidateBenchmark
         return executor == "container"
     return (bundle.execution.environment.kind == "pinned-container" or task.evaluator_task_container is not None
             or image is not None)
+
+
+def check_image_launch(bundle: AgentCandidateBundle, selected: SelectedImage) -> None:
+    """Refuse, before anything runs, a launch the selected image cannot start.
+
+    An interpreter (or a container command) named by a bare name must be an executable
+    file along the launch's ``PATH`` inside the image, links resolved in the image's own
+    root (:func:`~agent_interface.evaluator.images.image_paths.find_executable`):
+    otherwise ``interpreter_unavailable`` naming the image and the ``PATH``. An
+    entrypoint without an interpreter runs directly, so its workspace file must have an
+    execute bit (``entrypoint_not_executable``); a shebang line in it is the image's
+    business. An absolute executable runs as written.
+    """
+    launch = bundle.execution.launch.to_wire()
+    execution = bundle.execution.to_wire()
+    if launch["kind"] == "candidate-entrypoint" and launch.get("interpreter") is None:
+        files = ((execution.get("workspace") or {}).get("material") or {}).get("files") or []
+        mode = next((file["mode"] for file in files if file["path"] == launch["entrypoint"]), 0)
+        if not mode & 0o111:
+            raise _refuse("/execution/launch/entrypoint", "entrypoint_not_executable",
+                          "an entrypoint without an interpreter runs directly, so its workspace file "
+                          "must be executable (mode with an execute bit)")
+        return
+    name = launch.get("interpreter") or launch.get("executable") or ""
+    if name.startswith("/"):
+        return
+    pointer = "/execution/launch/" + ("interpreter" if launch["kind"] == "candidate-entrypoint" else "executable")
+    value = (execution.get("env") or {}).get("PATH")
+    image = selected.root.reference
+    if value is None or value.get("kind") != "public":
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"{name} is a bare name, but the launch gives no public PATH to find it along in image {image}")
+    search = str(value["value"])
+    if find_executable(selected.root.rootfs, name, search) is None:
+        shown = search if len(search) <= 512 else search[:509] + "..."
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"no executable {name} along PATH {shown} in image {image}")
 
 
 def _store(images: OciImageStore | str | os.PathLike[str] | None, bundle: AgentCandidateBundle) -> OciImageStore:
@@ -126,16 +164,21 @@ class ContainerRun:
         selected: SelectedImage | None = None,
         max_output_bytes: int | None = None,
         gateway: tuple[str, int] | None = None,
+        check_launch: bool = True,
     ) -> ContainerRun:
         """Select the image, prepare the binds, open the provider; refused before anything runs.
 
         ``selected`` runs that image instead of selecting one (``images`` and ``image`` are
         then unused); ``max_output_bytes`` bounds each captured stream (the provider's
         default otherwise); ``gateway`` is the model gateway's loopback address, routed to
-        by the strict-egress proxies (a task that allows model calls needs it)."""
+        by the strict-egress proxies (a task that allows model calls needs it);
+        ``check_launch`` refuses a launch the image cannot start (:func:`check_image_launch`;
+        off for a grader's container)."""
         if selected is None:
             store = _store(images, bundle)
             selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
+        if check_launch:
+            await asyncio.to_thread(check_image_launch, bundle, selected)
         directory = Path(tempfile.mkdtemp(prefix="agent-interface-container-"))
         try:
             _group_only(directory, 0o710)
