@@ -63,11 +63,13 @@ def _libraries(binaries: list[str]) -> set[str]:
     return found
 
 
-def _sdk_files() -> dict[str, bytes]:
-    """Every file of ``openai``, ``anthropic`` and what they require, under ``SDK_PATH``."""
+def _sdk_files() -> tuple[dict[str, bytes], list[str]]:
+    """Every file of ``openai``, ``anthropic`` and what they require, under ``SDK_PATH``, and
+    the host paths of their compiled extensions."""
     seen: set[str] = set()
     todo = ["openai", "anthropic"]
     files: dict[str, bytes] = {}
+    extensions: list[str] = []
     while todo:
         name = todo.pop()
         key = name.lower().replace("_", "-")
@@ -84,11 +86,12 @@ def _sdk_files() -> dict[str, bytes]:
         for file in distribution.files or []:
             path = Path(distribution.locate_file(file))
             relative = str(file)
-            if (relative.startswith("..") or ".dist-info/" in relative or "__pycache__" in relative
-                    or not path.is_file()):
+            if relative.startswith("..") or "__pycache__" in relative or not path.is_file():
                 continue
             files[f"{SDK_PATH.lstrip('/')}/{relative}"] = path.read_bytes()
-    return files
+            if path.suffix == ".so":
+                extensions.append(str(path))
+    return files, extensions
 
 
 def python_sdk_image(directory: Path, *, sdk: bool = False) -> PythonImage:
@@ -100,9 +103,9 @@ def python_sdk_image(directory: Path, *, sdk: bool = False) -> PythonImage:
         files[str(path).lstrip("/")] = path.read_bytes()
     binaries = [str(PYTHON), *(str(path) for path in stdlib if path.suffix == ".so")]
     if sdk:
-        sdk_files = _sdk_files()
+        sdk_files, extensions = _sdk_files()
         files.update(sdk_files)
-        binaries += ["/" + name for name in sdk_files if name.endswith(".so")]
+        binaries += extensions
     for library in _libraries(binaries):
         files[library.lstrip("/")] = Path(library).read_bytes()
     files[str(PYTHON).lstrip("/")] = PYTHON.read_bytes()
