@@ -104,10 +104,11 @@ def test_tmp_keeps_1777_and_only_host_root_reaches_the_unpacked_root(umoci_image
     assert stat.S_IMODE(root.rootfs.parent.stat().st_mode) == 0o700
 
 
-def test_a_program_that_is_not_root_in_the_container_writes_tmp(
+def test_the_containers_tmp_is_1777_and_the_environment_is_entered_by_root_and_the_containers_group(
     umoci_image: tuple[OciImageStore, str], scratch: Path
 ) -> None:
-    """An environment's directories are entered only by host root and the containers' group."""
+    """Inside the container ``/tmp`` has the image's mode; on the host the environment's
+    directory is entered only by host root and the containers' root group."""
     store, digest = umoci_image
     provider = run(OciExactProcessProvider.open(scratch / "modes", images=store))
     assert provider.exact_process is not None
@@ -119,7 +120,6 @@ def test_a_program_that_is_not_root_in_the_container_writes_tmp(
         info = directory.stat()
         assert (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) == (0o710, 0, ID_BASE)
         await environment.write_file("/tmp/in.txt", b"kept", mode=0o644)
-        # busybox dd as uid 1000 is not possible without a setuid tool: check the mode from inside
         process = await environment.process.spawn(launch("/bin/ls", "-ld", "/tmp"))
         termination = await process.wait()
         out = b"".join([chunk.encode() async for chunk in process.stdout()])
