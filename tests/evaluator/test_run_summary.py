@@ -67,3 +67,18 @@ def test_an_invalid_capture_after_a_timeout_shows_the_termination(
     assert code == 3 and summary["verdict"] == "invalid-capture" and summary["passed"] is False
     assert summary["termination"] == {"kind": "timeout", "timeoutMs": 1500}
 
+
+
+@pytest.mark.parametrize(("options", "code"), [
+    (["--model-upstream", "gpt-4o"], "upstream_spec"),
+    (["--model-upstream", "anthropic:https://api.anthropic.com"], "upstream_key_env"),
+])
+def test_an_unusable_model_upstream_is_refused_before_anything_runs(
+    tmp_path: Path, options: list[str], code: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _files(tmp_path, GOOD)
+    exit_code = main([*args, "--out", str(tmp_path / "out"), "--json", *options])
+    payload = json.loads(capsys.readouterr().out)
+    assert exit_code == 1 and payload["document"] == "--model-upstream"
+    assert [issue["code"] for issue in payload["issues"]] == [code]
+    assert not (tmp_path / "out").exists()
