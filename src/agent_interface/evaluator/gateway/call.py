@@ -101,16 +101,18 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
         reservation = run.reserve(bound, prepared.requested_max_output, prepared.choices, run.price)
     except RequestRefused as refused:
         return refuse_call(run, record, api, refused.code, refused.message, run.refusal_status)
-    apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
-    record.reserved_input_tokens = reservation.input_tokens
-    record.reserved_output_tokens = reservation.output_tokens
-    outgoing = encode(prepared.payload)
-    headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
-    call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers, body=outgoing,
-                        payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
-                        max_output_tokens=reservation.cap_per_choice)
+    except Exception:  # whatever else the request holds that cannot be metered: refused, recorded
+        return refuse_call(run, record, api, "invalid_request", "the request cannot be read", run.refusal_status)
     state = _Settle()
     try:
+        apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
+        record.reserved_input_tokens = reservation.input_tokens
+        record.reserved_output_tokens = reservation.output_tokens
+        outgoing = encode(prepared.payload)
+        headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
+        call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers,
+                            body=outgoing, payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
+                            max_output_tokens=reservation.cap_per_choice)
         async with ctx.in_flight:
             try:
                 response = await upstream.send(call)
@@ -119,6 +121,9 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
                 if not failure.dispatched:
                     state.usage = Usage(0, 0)
                 return _failure_answer(api, state, 502, failure.reason)
+            except Exception:  # an upstream's own bug: a failed call, never a traceback to the agent
+                state.reason = "upstream_error"
+                return _failure_answer(api, state, 502, "upstream_error")
             state.attempts = response.attempts
             state.http_status = response.status
             try:
@@ -131,6 +136,9 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
     except asyncio.CancelledError:
         state.reason = state.reason or "cancelled"
         raise
+    except Exception:  # a fault of the gateway itself: still a recorded, typed failure
+        state.reason = state.reason or "gateway_error"
+        return _failure_answer(api, state, 500, "gateway_error")
     finally:
         _settle(run, record, reservation, state)
 
@@ -163,6 +171,9 @@ async def _forward_body(ctx: CallContext, api: Api, response: UpstreamResponse, 
     except UpstreamFailure as failure:
         state.reason = failure.reason
         return _failure_answer(api, state, 502, failure.reason)
+    except Exception:
+        state.reason = "upstream_error"
+        return _failure_answer(api, state, 502, "upstream_error")
     if body is None:
         state.reason = "response_too_large"
         return _failure_answer(api, state, 502, "response_too_large")
@@ -206,11 +217,16 @@ async def _forward_stream(ctx: CallContext, api: Api, request: web.BaseRequest, 
             size += len(chunk)
             if size > ctx.max_response_bytes:
                 raise UpstreamFailure("response_too_large", dispatched=True)
-            for event in scanner.feed(chunk):
-                await write(event)
+            events = scanner.feed(chunk)
+            if events:
+                await write(events[0] if len(events) == 1 else b"".join(events))
         await write(scanner.finish())
-    except (UpstreamFailure, ValueError) as failure:
-        state.reason = failure.reason if isinstance(failure, UpstreamFailure) else "response_too_large"
+    except UpstreamFailure as failure:
+        state.reason = failure.reason
+    except ValueError:
+        state.reason = "response_too_large"
+    except Exception:
+        state.reason = "upstream_error"
     state.usage, state.served = scanner.usage, scanner.served_model
     if state.reason is None and scanner.errored:
         state.reason = "upstream_error_event"

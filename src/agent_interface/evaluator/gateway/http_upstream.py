@@ -136,7 +136,7 @@ class _HttpUpstream:
                 continue
             return UpstreamResponse(status=response.status,
                                     content_type=response.headers.get("content-type", "application/json"),
-                                    chunks=_body(response), attempts=attempts,
+                                    chunks=_body(response), attempts=attempts, on_release=response.release,
                                     request_id=response.headers.get("x-request-id") or response.headers.get("request-id"))
 
     async def close(self) -> None:

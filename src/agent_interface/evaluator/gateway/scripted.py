@@ -16,7 +16,7 @@ one reply per line (``whenExhausted`` is then ``"error"``). A reply::
 
 Counted usage (no ``usage``): input is the number of whitespace-separated words in
 every string of the request's ``messages``, ``input``, ``system``, ``instructions`` and
-``tools``; output the words of the text plus those of each tool call's arguments. The
+``tools`` (the values of ``role`` and ``type`` keys excepted); output the words of the text plus those of each tool call's arguments. The
 text is cut to the request's output cap (in words; then the answer ends as the API ends
 a truncated one: ``length``, ``max_tokens``, ``incomplete``). An explicit ``usage`` is
 reported as written, even beyond the cap (to test what the gateway does with it).
@@ -78,7 +78,7 @@ def _words(value: Any) -> int:
     if isinstance(value, str):
         return len(value.split())
     if isinstance(value, dict):
-        return sum(_words(item) for item in value.values())
+        return sum(_words(item) for key, item in value.items() if key not in ("role", "type"))
     if isinstance(value, list):
         return sum(_words(item) for item in value)
     return 0
@@ -175,6 +175,10 @@ class ScriptedUpstream:
     def injected_tokens(self, text: str) -> int:
         """The words of ``text``: exactly what the counted usage adds for it."""
         return len(text.split())
+
+    def forget(self, run_id: str) -> None:
+        """Drop the run's cursor (the gateway calls this when the run settles)."""
+        self._cursors.pop(run_id, None)
 
     def _next(self, run_id: str) -> tuple[int, dict[str, Any] | None]:
         position = self._cursors.get(run_id, 0)
