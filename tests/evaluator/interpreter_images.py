@@ -5,7 +5,9 @@ libraries ``ldd`` lists and the standard-library files an ordinary start imports
 ``node`` holds the host's ``/usr/bin/node`` and its libraries. Both also hold busybox and
 ``/tmp`` (1777). The candidates come from a Git repository whose head commit adds
 ``agent.py``, ``agent.js`` and ``run.py`` (executable, ``#!/usr/bin/python3``); each reads the
-instruction on stdin, asks the model endpoint once and prints a greeting. They are built into
+instruction on stdin, asks the evaluator's model gateway once (an OpenAI chat completion to
+``$OPENAI_BASE_URL`` through the proxy ``$HTTP_PROXY``: ``urllib.request`` for Python, the
+``http`` module for Node, whose ``fetch`` ignores proxy variables) and prints a greeting. They are built into
 bundles by the public :class:`~agent_interface.evaluator.author.bundle_builder.CandidateBundleBuilder`.
 """
 
@@ -33,30 +35,41 @@ from tests.evaluator.oci_fixtures import (
 
 PYTHON = "/usr/bin/python3.11"
 NODE = "/usr/bin/node"
-_STARTUP = "import json, socket, sys; print('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values()) " \
+_STARTUP = "import encodings.idna, json, sys, urllib.request; print('\\n'.join(sorted({m.__file__ for m in list(sys.modules.values()) " \
            "if getattr(m, '__file__', None)})))"
-_ASK = b"""import json, os, socket, sys
+_ASK = b"""import json, os, sys, urllib.request
 text = sys.stdin.read().strip()
-endpoint = os.environ["TANGLE_MODEL_ENDPOINT"].removeprefix("unix:")
-with socket.socket(socket.AF_UNIX) as connection:
-    connection.connect(endpoint)
-    connection.sendall(json.dumps({"input": text}).encode() + b"\\n")
-    reply = json.loads(connection.makefile("rb").readline())
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "demo-model", "messages": [{"role": "user", "content": text}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+with urllib.request.urlopen(request, timeout=60) as response:
+    reply = {"output": json.load(response)["choices"][0]["message"]["content"]}
 """
 PY_AGENT = _ASK + b"print('greeting from python', sys.version_info[0], text, '/', reply['output'])\n"
 RUN_AGENT = b"#!/usr/bin/python3\n" + _ASK + b"print('greeting from a shebang', text, '/', reply['output'])\n"
-JS_AGENT = b"""const net = require('net');
+JS_AGENT = b"""const http = require('http');
 let text = '';
 process.stdin.on('data', (chunk) => { text += chunk; });
 process.stdin.on('end', () => {
-  const socket = net.createConnection(process.env.TANGLE_MODEL_ENDPOINT.slice('unix:'.length));
-  let reply = '';
-  socket.on('data', (chunk) => { reply += chunk; });
-  socket.on('end', () => {
-    const answer = JSON.parse(reply.split('\\n')[0]);
-    console.log('greeting from node', text.trim(), '/', answer.output);
+  // Node's http module through the proxy the evaluator names: the request line carries the
+  // absolute URL, as HTTP proxies expect (fetch would ignore HTTP_PROXY and reach nothing).
+  const proxy = new URL(process.env.HTTP_PROXY);
+  const target = new URL(process.env.OPENAI_BASE_URL + '/chat/completions');
+  const body = JSON.stringify({ model: 'demo-model', messages: [{ role: 'user', content: text.trim() }] });
+  const request = http.request({
+    host: proxy.hostname, port: proxy.port, method: 'POST', path: target.href,
+    headers: { Host: target.host, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body),
+               Authorization: 'Bearer ' + process.env.OPENAI_API_KEY },
+  }, (response) => {
+    let reply = '';
+    response.on('data', (chunk) => { reply += chunk; });
+    response.on('end', () => {
+      const answer = JSON.parse(reply).choices[0].message.content;
+      console.log('greeting from node', text.trim(), '/', answer);
+    });
   });
-  socket.write(JSON.stringify({ input: text.trim() }) + '\\n');
+  request.end(body);
 });
 """
 

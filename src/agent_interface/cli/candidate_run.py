@@ -30,6 +30,7 @@ from typing import Any
 
 from agent_interface.cli.candidate_images import add_image_options, image_options
 from agent_interface.cli.candidate_inputs import (
+    add_model_options,
     directory_option,
     read_document,
     refused,
@@ -172,6 +173,7 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         AgentCandidateBenchmarkTask,
     )
     from agent_interface.core.errors import ContractError
+    from agent_interface.evaluator.gateway import upstream_from_spec
     from agent_interface.evaluator.git.tree import RepositoryUnavailable
     from agent_interface.evaluator.run.candidate_run import CandidateRunRefused, run_candidate_async
     from agent_interface.evaluator.run.output_directory import OutputDirectoryRefused
@@ -188,6 +190,10 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         suite = None if suite_bytes is None else AgentCandidateBenchmarkSuite.parse_wire(suite_bytes)
     except ContractError as error:
         return refused(args, args.suite, error)
+    try:
+        upstream = upstream_from_spec(args.model_upstream, args.model_key_env)
+    except ContractError as error:
+        return refused(args, "--model-upstream", error)
     progress = _ProgressLine(not args.json)
 
     async def run(options: dict[str, Any]) -> Any:
@@ -198,7 +204,7 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
             return await run_candidate_async(
                 bundle, repository=args.repository, task=task, suite=suite, out=args.out,
                 artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args),
-                resources=resources_of(args), **options,
+                resources=resources_of(args), upstream=upstream, **options,
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -294,6 +300,7 @@ def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     add_image_options(run)
     add_resource_options(run)
+    add_model_options(run)
     run.set_defaults(handler=cmd_candidate_run)
 
     materialize = actions.add_parser(

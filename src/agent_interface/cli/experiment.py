@@ -33,6 +33,7 @@ from typing import Any, Final
 from agent_interface.cli import authoring, experiment_report
 from agent_interface.cli.candidate_images import add_image_options, experiment_image_options
 from agent_interface.cli.cell_resources import add_resource_options, resources_of
+from agent_interface.cli.candidate_inputs import add_model_options
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
 
 __all__ = ["EXIT_CELLS_FAILED", "cmd_experiment_run", "register"]
@@ -118,7 +119,8 @@ def cmd_experiment_run(args: argparse.Namespace) -> int:
                                        artifacts=_directory(args.artifacts), workers=args.workers, engine=args.engine,
                                        address=args.address, progress=progress, executor=images["executor"],
                                        images=None if store is None else store.root, image=images["image"],
-                                       resources=resources_of(args))
+                                       resources=resources_of(args),
+                                       model_upstream=args.model_upstream, model_key_env=args.model_key_env)
         summary = run_experiment(data, options)
     except RepositoryUnavailable as exc:
         raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
@@ -176,6 +178,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by CID or sha256 hex")
     add_image_options(run)
     add_resource_options(run)
+    add_model_options(run)
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     run.set_defaults(handler=cmd_experiment_run)
     authoring.register_experiment_new(actions)

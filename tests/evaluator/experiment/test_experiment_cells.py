@@ -55,12 +55,13 @@ def test_a_grader_that_hangs_or_floods_makes_invalid_cells(tmp_path: Path) -> No
         assert [cell["reasons"] for cell in results(tmp_path / f"run-{name}")["cells"]] == [[code], [code]]
 
 
-LINKER = """import json, os, socket, sys
+LINKER = """import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{"input": "hi"}\\n')
-    c.makefile("rb").readline()
+urllib.request.urlopen(urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=b'{"model": "demo-model", "messages": [{"role": "user", "content": "hi"}]}',
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}),
+    timeout=30).read()
 os.symlink("/etc/passwd", "calc_link.py")
 """
 
@@ -82,12 +83,13 @@ def test_a_link_in_the_workspace_takes_no_part_and_the_cell_is_graded(tmp_path: 
                                               "reason": "unsupported-entry"}]
 
 
-BIG = """import json, os, socket, sys
+BIG = """import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{"input": "hi"}\\n')
-    c.makefile("rb").readline()
+urllib.request.urlopen(urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=b'{"model": "demo-model", "messages": [{"role": "user", "content": "hi"}]}',
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}),
+    timeout=30).read()
 with open("big.bin", "wb") as f:
     f.write(os.urandom(20 * 1024 * 1024))
 """
@@ -186,9 +188,13 @@ with open("calc.py", "w") as f:
 
 
 @needs_exact_process
-def test_a_run_without_model_calls_is_invalid_and_neither_captured_nor_graded(tmp_path: Path) -> None:
+def test_a_run_without_model_calls_settles_to_a_valid_zero_and_is_graded(tmp_path: Path) -> None:
+    """The agent's only way out is the gateway, so a gateway that saw no call and settled is
+    a valid zero: the cell is done (and graded: the silent agent fixed the bug)."""
     paths = make(tmp_path / "example", baseline_agent=SILENT)
     summary = run(paths, tmp_path / "run")
-    assert summary.counts["invalid"] == 1 and summary.counts["done"] == 1
-    capture = invalid(tmp_path / "run", "baseline-t0000-r0000")
-    assert [reason.code for reason in capture.reasons] == ["no_model_calls"]
+    assert summary.counts["done"] == 2, summary
+    evidence = json.loads((tmp_path / "run" / "cells" / "baseline-t0000-r0000.json").read_bytes())
+    settlement = evidence["receipt"]["modelSettlement"]["material"]
+    assert settlement["usage"]["modelCalls"] == 0 and settlement["calls"] == [] and settlement["closed"]
+    assert evidence["receipt"]["benchmarkResult"]["material"]["passed"] is True

@@ -45,7 +45,7 @@ __all__ = ["DEFAULT_LIMITS", "LOCAL_ECHO_MODEL", "BenchmarkSuiteBuilder", "Bench
 LOCAL_ECHO_MODEL: Mapping[str, str] = {
     "requested": "demo-model", "provider": "local", "model": "echo", "snapshot": "echo-1", "reasoningEffort": "low",
 }
-"""The model the local evaluator serves by default (:class:`~agent_interface.evaluator.run.model_endpoint.EchoModel`)."""
+"""The model the local evaluator serves by default (the gateway's offline ``echo`` upstream)."""
 
 DEFAULT_LIMITS: Mapping[str, int] = {
     "timeoutMs": 60_000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10_000,

@@ -10,8 +10,8 @@ store ``images`` and the evaluator's ``image``), as for ``candidate run``
   through :class:`~agent_interface.evaluator.run.container_run.ContainerRun`: the image the
   bundle pins, else the task's, else ``image``, found in the store by name and index
   digest; the plan's container record is the selection's (source, image, index,
-  manifest, platform); the model endpoint's socket directory and the task file are bound
-  read-only; the executor capture names the image, and the receipts the container. A
+  manifest, platform); the task file is bound read-only, and the model gateway is
+  reached through the environment's strict-egress proxy (:mod:`agent_interface.evaluator.run.model_access`); the executor capture names the image, and the receipts the container. A
   workspace task's capture program runs in that same environment, so the image must
   hold a Python interpreter at :attr:`ContainerCells.capture_python`;
 * a workspace task's **grader** runs in the task's own container
@@ -127,11 +127,13 @@ class ContainerCells:
         return selected
 
     async def open_attempt(self, arm: str, task_index: int, bundle: AgentCandidateBundle,
-                           task: AgentCandidateBenchmarkTask, max_output_bytes: int) -> ContainerRun:
-        """The container executor of one attempt (the image selected once per arm and task)."""
+                           task: AgentCandidateBenchmarkTask, max_output_bytes: int,
+                           gateway: tuple[str, int] | None = None) -> ContainerRun:
+        """The container executor of one attempt (the image selected once per arm and task);
+        ``gateway`` is the model gateway's loopback address its strict-egress proxy routes to."""
         selected = await asyncio.to_thread(self._select, (arm, str(task_index)), bundle, task)
         return await ContainerRun.open(bundle, task, images=None, selected=selected, runc=self.runc,
-                                       max_output_bytes=max_output_bytes)
+                                       max_output_bytes=max_output_bytes, gateway=gateway)
 
     async def open_grader(self, task_index: int, bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask,
                           max_output_bytes: int) -> ContainerRun:

@@ -41,18 +41,22 @@ class CellContext:
 
 def exact_process_runner(context: CellContext) -> CellRunner:
     """The default runner: :class:`~.cell_runner.ExactProcessCellRunner` on the host provider,
-    and in containers as the context's ``options`` choose (:mod:`.container_cells`)."""
+    and in containers as the context's ``options`` choose (:mod:`.container_cells`), its
+    gateway on the upstream they name."""
     from agent_interface.candidate.experiment import AgentCandidateExperiment
     from agent_interface.candidate.verification_result import CandidateVerification
     from agent_interface.evaluator.experiment.cell_runner import ExactProcessCellRunner
     from agent_interface.evaluator.experiment.container_cells import ContainerCells
+    from agent_interface.evaluator.gateway import upstream_from_spec
 
     experiment = AgentCandidateExperiment.parse_wire(context.experiment)
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
                                   artifacts=None if context.artifacts is None else Path(context.artifacts),
                                   containers=ContainerCells.from_options(context.options),
-                                  resources=context.resources)
+                                  resources=context.resources,
+                                  upstream=upstream_from_spec(context.options.get("modelUpstream", "echo"),
+                                                              context.options.get("modelKeyEnv")))
 
 
 _RUNNERS: dict[str, CellRunner] = {}

@@ -13,10 +13,6 @@
 the image (:func:`.image_selection.select_image`, from the store the caller names), a
 private host directory (removed at :meth:`ContainerRun.close`) holding
 
-* ``model/``, the evaluator's model endpoint socket directory, bound read-only at
-  ``/tangle/model`` (a socket stays connectable on a read-only mount): the endpoint is
-  ``unix:/tangle/model/endpoint.sock``, and with the container's empty network namespace
-  and its own root file system it is the only way out;
 * ``input/task.txt`` for file delivery, bound read-only at ``/tangle/input``: the program
   can read the instruction at ``TANGLE_CANDIDATE_TASK_PATH`` but neither write, replace
   nor chmod it (the mount is read-only, and the program is not the file's owner);
@@ -32,7 +28,13 @@ disk, which cost about 0.1 s per run on a loaded disk.
 Every directory and file there is owned by host root with the containers' root group
 (:data:`.image_selection.CONTAINER_ID_BASE`) and no access for others (0o710 directories,
 0o440 task file, 0o550 input directory): the containers' user can reach them, no other
-user of the host can list, read the instruction or call the endpoint.
+user of the host can list or read the instruction.
+
+The model gateway is reached over the network, not through a file: with ``gateway`` (the
+gateway's loopback address) the provider's strict-egress proxies route the gateway's
+domain to it (:func:`.model_access.gateway_egress_settings`), and an environment created
+with egress ``strict`` to that domain alone reaches the gateway and nothing else
+(:mod:`.model_access`).
 
 The provider probes this host at open; when it cannot declare ``exactProcess`` the run is
 refused (``container_unavailable``, naming what the host could not enforce). Workspace
@@ -71,13 +73,13 @@ from agent_interface.evaluator.run.image_selection import (
     SelectedImage,
     select_image,
 )
+from agent_interface.evaluator.run.model_access import gateway_egress_settings
 
 __all__ = ["ContainerRun", "Executor", "check_image_launch", "container_wanted"]
 
 Executor = Literal["auto", "container", "host"]
 """Where ``candidate run`` runs the program (see the module docstring)."""
 
-MODEL_DIRECTORY: Final = "/tangle/model"
 _MIB: Final = 1 << 20
 _SCRATCH_MB: Final = 64
 """The scratch tmpfs's room besides the output captures (SQLite, control files, the init)."""
@@ -163,8 +165,6 @@ class ContainerRun:
         self.selected: Final = selected
         self.provider: Final = provider
         self.name: Final = provider.name
-        self.model_directory: Final = directory / "model"
-        """The host directory of the model endpoint's socket (bound at ``/tangle/model``)."""
 
     @classmethod
     async def open(
@@ -177,14 +177,17 @@ class ContainerRun:
         runc: str | None = None,
         selected: SelectedImage | None = None,
         max_output_bytes: int | None = None,
+        gateway: tuple[str, int] | None = None,
         check_launch: bool = True,
     ) -> ContainerRun:
         """Select the image, prepare the binds, open the provider; refused before anything runs.
 
         ``selected`` runs that image instead of selecting one (``images`` and ``image`` are
         then unused); ``max_output_bytes`` bounds each captured stream (the provider's
-        default otherwise); ``check_launch`` refuses a launch the image cannot start
-        (:func:`check_image_launch`; off for a grader's container)."""
+        default otherwise); ``gateway`` is the model gateway's loopback address, routed to
+        by the strict-egress proxies (a task that allows model calls needs it);
+        ``check_launch`` refuses a launch the image cannot start (:func:`check_image_launch`;
+        off for a grader's container)."""
         if selected is None:
             store = _store(images, bundle)
             selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
@@ -195,25 +198,38 @@ class ContainerRun:
             output = max_output_bytes if max_output_bytes is not None else DEFAULT_MAX_OUTPUT_BYTES
             await asyncio.to_thread(mount_scratch_tmpfs, directory, size_mb=_SCRATCH_MB + 8 * -(-output // _MIB))
             _group_only(directory, 0o710)
-            (directory / "model").mkdir()
-            _group_only(directory / "model", 0o710)
-            binds: dict[str, str | os.PathLike[str]] = {MODEL_DIRECTORY: directory / "model"}
+            binds: dict[str, str | os.PathLike[str]] = {}
             if bundle.execution.instruction_delivery.kind == "utf8-file":
                 binds[INPUT_DIRECTORY] = _task_file(directory / "input", task.instruction.encode())
+            options: dict[str, Any] = {} if max_output_bytes is None else {"max_output_bytes": max_output_bytes}
+            if gateway is not None:
+                options["egress_settings"] = gateway_egress_settings(gateway)
             provider = await OciExactProcessProvider.open(
                 directory / "provider", images=selected, runc=runc, id_base=CONTAINER_ID_BASE,
-                read_only_binds=binds,
-                **({} if max_output_bytes is None else {"max_output_bytes": max_output_bytes}))
+                read_only_binds=binds, **options)
             run = cls(directory, selected, provider)
             if provider.exact_process is None:
                 run.close()
                 raise _refuse("/", "container_unavailable",
                               "this host cannot run the container with every exact-process property enforced: "
                               + "; ".join(provider.reasons))
+            if gateway is not None and "strict" not in provider.exact_process.egress_modes:
+                run.close()
+                raise _refuse("/limits/maxModelCalls", "model_gateway_unreachable",
+                              "the task allows model calls, but this host cannot enforce strict egress, the only "
+                              "way a container reaches the model gateway: "
+                              + "; ".join(provider.strict_egress_reasons))
             return run
         except BaseException:
             _remove(directory)
             raise
+
+    @property
+    def proxy_port(self) -> int:
+        """Where a strict environment's proxy listens inside its network namespace."""
+        exact = self.provider.exact_process
+        assert exact is not None
+        return int(exact.egress_port)
 
     @property
     def exact_process(self) -> OciExactProcesses | None:
