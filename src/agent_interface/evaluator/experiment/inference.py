@@ -10,7 +10,9 @@ tasks, not the ``task:repetition`` pairs. For every metric:
    :func:`~.statistics.paired_bootstrap_means` with every unit its own cluster: the
    policy's ``resamples`` and ``bootstrapSeed``, numpy PCG64);
 3. the standard error is the resampled means' standard deviation times
-   ``sqrt(n / (n - 1))`` (the bootstrap's plug-in variance made unbiased);
+   ``sqrt(n / (n - 1))`` (the bootstrap's plug-in variance made unbiased), or the
+   textbook ``sd(units) / sqrt(n)`` when that is larger: the bootstrap's Monte Carlo
+   error (one seed for every metric) never narrows the interval below Student's;
 4. the interval is ``delta +/- t(1 - (1 - level) / 2, n - 1) * SE``: Student's critical
    value on ``n - 1`` degrees of freedom, not the normal's, and never percentiles.
 
@@ -127,6 +129,8 @@ def paired_intervals(
     for column, delta in enumerate(point_deltas):
         spread = float(np.std(resampled[:, column], ddof=1)) if resampled.shape[0] > 1 else 0.0
         error = spread * math.sqrt(count / (count - 1)) if count >= 2 else 0.0
+        if count >= 2:  # never narrower than the textbook standard error of the units
+            error = max(error, float(np.std(units[:, column], ddof=1)) / math.sqrt(count))
         if not error > SPREAD_FLOOR:
             error = 0.0
         half = critical_quantile(policy.confidence_level, count - 1) * error if error else 0.0

@@ -1,7 +1,7 @@
 """Student's t distribution in pure Python (the runtime has numpy, not scipy).
 
 :func:`t_cdf` is the distribution function through the regularized incomplete beta
-function (a modified Lentz continued fraction, accurate to about 1e-14 against
+function (a modified Lentz continued fraction, within 1e-10 of
 ``scipy.stats.t``); :func:`t_quantile` inverts it by bisection to the last float, so the
 same arguments always give the same bits on every platform with IEEE doubles.
 """
