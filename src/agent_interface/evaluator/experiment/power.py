@@ -22,20 +22,26 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from agent_interface.candidate.experiment import AgentCandidateExperiment
 from agent_interface.evaluator.experiment.decision import minimum_tasks, one_sided_alpha
 from agent_interface.evaluator.experiment.student_t import t_quantile
 
 __all__ = [
+    "DEFAULT_TARGET",
     "MAX_TASKS",
     "PLANNING_BETWEEN_SD",
     "PLANNING_WITHIN_SD",
     "POWER_TARGET",
     "SuitePlan",
     "detectable_delta",
+    "plan_experiment",
     "plan_suite",
     "planned_spread",
     "tasks_needed",
 ]
+
+DEFAULT_TARGET: Final = 0.1
+"""The true improvement the preflight asks about unless told: 10 points on a unit score."""
 
 POWER_TARGET: Final = 0.8
 """The probability of detection the minimum detectable delta is computed for."""
@@ -108,11 +114,27 @@ class SuitePlan:
         """The suite has at least the task floor."""
         return self.tasks >= self.minimum_tasks
 
+    def to_json(self, target: float) -> dict[str, object]:
+        """The plan as JSON (``minimumDetectableDelta`` is ``None`` below the task floor)."""
+        return {
+            "tasks": self.tasks,
+            "reps": self.reps,
+            "confidenceLevel": self.level,
+            "deltaThreshold": self.threshold,
+            "assumedSpread": self.spread,
+            "minimumTasks": self.minimum_tasks,
+            "minimumDetectableDelta": self.detectable if self.decidable else None,
+            "targetImprovement": target,
+            "tasksForTarget": tasks_needed(target - self.threshold, self.spread, self.level),
+            "warnings": [line for line in self.lines(target) if line.startswith("warning:")],
+        }
+
     def lines(self, target: float) -> list[str]:
         """Human-readable lines, with a warning when the suite cannot detect ``target``
         (a true improvement over the baseline)."""
         head = (
-            f"power preflight: {self.tasks} tasks x {self.reps} repetitions, level "
+            f"power preflight: {self.tasks} tasks x {self.reps} "
+            f"repetition{'' if self.reps == 1 else 's'}, level "
             f"{self.level:g} (one-sided {one_sided_alpha(self.level):g}), threshold "
             f"{self.threshold:g}; assumed spread of a task's mean delta {self.spread:.3g} "
             f"(per-pair {PLANNING_WITHIN_SD:g}, task to task {PLANNING_BETWEEN_SD:g})"
@@ -132,7 +154,8 @@ class SuitePlan:
         needed = tasks_needed(target - self.threshold, self.spread, self.level)
         if not self.decidable or self.threshold + self.detectable > target:
             tail = (
-                f"{needed} tasks at {self.reps} repetitions would" if needed is not None
+                f"{needed} tasks at {self.reps} repetition{'' if self.reps == 1 else 's'} would"
+                if needed is not None
                 else "no suite size would"
             )
             out.append(
@@ -147,3 +170,10 @@ def plan_suite(tasks: int, reps: int, level: float, threshold: float) -> SuitePl
     spread = planned_spread(reps)
     return SuitePlan(tasks, reps, level, threshold, spread, minimum_tasks(level),
                      detectable_delta(spread, tasks, level))
+
+
+def plan_experiment(experiment: AgentCandidateExperiment) -> SuitePlan:
+    """The power preflight of an experiment's suite under its frozen policy."""
+    policy = experiment.policy
+    return plan_suite(len(experiment.benchmark.tasks), experiment.benchmark.suite.reps,
+                      policy.confidence_level, policy.delta_threshold)
