@@ -8,11 +8,12 @@ Every simulated suite has ``tasks`` tasks of ``reps`` repetitions; both arms of 
 repetition form a pair, as the experiment runner makes them. The model (stated in
 ``docs/guide/experiments-statistics.md``): task ``i`` has a baseline level
 ``p_i ~ U(0.15, 0.65)`` (task heterogeneity) and its own effect of the candidate
-``delta + tau_i`` with ``tau_i ~ U(-0.1, 0.1)`` (the candidate helps some tasks and hurts
-others; this makes the repetitions of one task correlated). A score is
+``delta + tau_i`` with ``tau_i ~ U(-s, s)``, ``s = --spread`` (0.1; the candidate helps
+some tasks and hurts others; this makes the repetitions of one task correlated). A score is
 
 * ``pass-fail``: ``Bernoulli(level)``;
-* ``bounded``: ``Beta`` with mean ``level`` and concentration 4 (a continuous score in [0, 1]);
+* ``bounded``: ``Beta`` with mean ``level`` (clipped to [0.01, 0.99]) and concentration 4
+  (a continuous score in [0, 1]);
 * ``heavy``: ``level + 0.15 * t(2)`` (unbounded, heavy tails: a cost- or latency-like score).
 
 Under the **null** ``delta = 0``: no difference on average over the task population, so
@@ -58,10 +59,10 @@ POLICY = AgentCandidateEvaluationPolicy.parse_wire(
 
 
 def simulate(kind: str, tasks: int, reps: int, effect: float,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+             rng: np.random.Generator, spread: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
     """Baseline and candidate scores, shape ``(tasks, reps)``."""
     level = rng.uniform(0.15, 0.65, size=(tasks, 1))
-    shift = effect + rng.uniform(-0.1, 0.1, size=(tasks, 1))
+    shift = effect + rng.uniform(-spread, spread, size=(tasks, 1))
     base_level = np.broadcast_to(level, (tasks, reps))
     cand_level = np.broadcast_to(level + shift, (tasks, reps))
     if kind == "pass-fail":
@@ -69,6 +70,7 @@ def simulate(kind: str, tasks: int, reps: int, effect: float,
         cand = (rng.random((tasks, reps)) < cand_level).astype(np.float64)
     elif kind == "bounded":
         concentration = 4.0
+        cand_level = np.clip(cand_level, 0.01, 0.99)
         base = rng.beta(base_level * concentration, (1 - base_level) * concentration)
         cand = rng.beta(cand_level * concentration, (1 - cand_level) * concentration)
     elif kind == "heavy":
@@ -141,6 +143,8 @@ def main() -> None:
     parser.add_argument("--null", type=int, default=1000, help="null suites per row")
     parser.add_argument("--alt", type=int, default=400, help="alternative suites per row")
     parser.add_argument("--effect", type=float, default=0.2)
+    parser.add_argument("--spread", type=float, default=0.1,
+                        help="half-width of the per-task effect tau_i ~ U(-s, s)")
     parser.add_argument("--tasks", default="3,5,10,20,50,100")
     parser.add_argument("--reps", default="1,3,5")
     parser.add_argument("--kinds", default="pass-fail,bounded,heavy")
@@ -154,7 +158,8 @@ def main() -> None:
     started = time.perf_counter()
     dump = args.dump.open("w") if args.dump else None
     print(f"seed {args.seed}, path {args.path}, {args.null} null and {args.alt} alternative "
-          f"suites per row, effect +{args.effect}, policy level {POLICY.confidence_level} "
+          f"suites per row, effect +{args.effect}, per-task effect U(-{args.spread}, "
+          f"{args.spread}), policy level {POLICY.confidence_level} "
           f"(one-sided nominal {100 * (1 - POLICY.confidence_level) / 2:.1f}%), "
           f"threshold {POLICY.delta_threshold}")
     head = "| scores | tasks × reps | false ship % | power % |"
@@ -170,7 +175,7 @@ def main() -> None:
                 for hypothesis, sims, effect in (("null", args.null, 0.0),
                                                  ("alt", args.alt, args.effect)):
                     for _ in range(sims):
-                        base, cand = simulate(kind, tasks, reps, effect, rng)
+                        base, cand = simulate(kind, tasks, reps, effect, rng, args.spread)
                         base, cand = np.round(base, 6), np.round(cand, 6)
                         outcome = rule(base, cand)
                         counts[hypothesis] += outcome == "ship"
