@@ -383,3 +383,11 @@ def test_fewer_pairs_than_the_minimum_are_inconclusive(tasks: int, reps: int, mi
     value = mint_measured_comparison(exp, cells(exp, [0.0] * n, [1.0] * n)).to_wire()
     assert value["power"]["sufficient"] == (n >= minimum)
     assert value["decision"]["outcome"] == ("ship" if n >= minimum else "need_more_work")
+
+
+def test_score_intervals_stay_within_the_range_a_delta_can_take() -> None:
+    """Student's interval on 3 task means (delta 2/3) reaches past 1; a score's is clipped."""
+    exp = experiment(3, 1, criticalDimensions=[])
+    value = mint_measured_comparison(exp, cells(exp, [0.0, 0.0, 0.5], [1.0, 1.0, 0.5])).to_wire()
+    interval = value["overall"]["confidenceInterval"]
+    assert -1.0 <= interval["lower"] < value["overall"]["delta"] and interval["upper"] == 1.0

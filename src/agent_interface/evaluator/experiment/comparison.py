@@ -252,9 +252,12 @@ class _Estimator:
         self.pairs = pairs
         self.columns: list[tuple[list[float], list[float]]] = []
         self.intervals: list[PairedInterval] = []
+        self.unit: list[bool] = []
 
-    def add(self, baseline: list[float], candidate: list[float]) -> int:
+    def add(self, baseline: list[float], candidate: list[float], *, unit: bool = False) -> int:
+        """Add a metric; ``unit``: a score in [0, 1], whose delta lies in [-1, 1]."""
         self.columns.append((baseline, candidate))
+        self.unit.append(unit)
         return len(self.columns) - 1
 
     def run(self) -> list[dict[str, Any]]:
@@ -270,8 +273,14 @@ class _Estimator:
             deltas, sizes, [candidate - baseline for baseline, candidate in means], policy
         )
         estimates = []
-        for (baseline, candidate), interval in zip(means, self.intervals, strict=True):
+        for (baseline, candidate), interval, unit in zip(
+            means, self.intervals, self.unit, strict=True
+        ):
             delta = candidate - baseline
+            # a score's delta lies in [-1, 1]: clipping there keeps the coverage (and the
+            # exact sign symmetry), and the interval still contains the point delta
+            lower = max(interval.lower, -1.0) if unit else interval.lower
+            upper = min(interval.upper, 1.0) if unit else interval.upper
             estimates.append(
                 {
                     "baseline": baseline,
@@ -280,8 +289,8 @@ class _Estimator:
                     "confidenceInterval": _interval(
                         policy.confidence_level,
                         policy.resamples,
-                        interval.lower,
-                        interval.upper,
+                        min(lower, delta),
+                        max(upper, delta),
                     ),
                     "n": len(self.pairs),
                 }
@@ -324,6 +333,7 @@ def _objectives(
     score = estimator.add(
         [e.receipt.benchmark_result.material.score for e in base],
         [e.receipt.benchmark_result.material.score for e in cand],
+        unit=True,
     )
     dimension_columns: dict[str, int | str] = {}
     for name in ordered:
@@ -332,7 +342,8 @@ def _objectives(
         present = sum(v is not None for v in b_values + c_values)
         if present == len(b_values) * 2:
             dimension_columns[name] = estimator.add(
-                [v for v in b_values if v is not None], [v for v in c_values if v is not None]
+                [v for v in b_values if v is not None], [v for v in c_values if v is not None],
+                unit=True,
             )
         else:
             dimension_columns[name] = (
