@@ -1,0 +1,146 @@
+"""Running one real harness CLI on the host for a test: a fresh temporary Git repository, a
+fresh ``$HOME``, a loopback-only network namespace (entered by one thread, which then runs
+the scripted server and the CLI), the adapter's launch, and optionally ``strace`` watching
+every ``connect``."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_interface.evaluator.harness.adapter import GatewayAccess, HarnessLaunch, HarnessOutcome
+from agent_interface.evaluator.harness.adapters import adapter_for
+from agent_interface.evaluator.harness.install import harness_cli_prefix, locate_cli
+from agent_interface.evaluator.harness.native_files import WrittenFiles, write_native_files
+from agent_interface.profile.agent_profile import AgentProfile
+
+from .scripted_server import ScriptedModelServer, Step
+
+CLONE_NEWNET = 0x40000000
+TOKEN = "run-token-0123456789abcdef"
+MODEL = "test-model"
+_PORT = re.compile(r"htons\((\d+)\)")
+_ADDR = re.compile(r"inet_addr\(\"([^\"]+)\"\)|inet_pton\(AF_INET6, \"([^\"]+)\"")
+
+
+def cli_or_skip(harness: str) -> str:
+    """The installed CLI of ``harness``, or skip the test saying how to install it."""
+    binary = locate_cli(harness)
+    if binary is None:
+        pytest.skip(f"{harness} CLI not installed under {harness_cli_prefix()} (set AGENT_INTERFACE_HARNESS_CLIS "
+                    "to an npm prefix holding the pinned CLIs; .ci/run installs them)")
+    return str(binary)
+
+
+@dataclass
+class CliRun:
+    """What one run produced."""
+
+    launch: HarnessLaunch
+    written: WrittenFiles
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    outcome: HarnessOutcome
+    server: ScriptedModelServer
+    seconds: float
+    namespace: bool
+    outside_connects: list[str] = field(default_factory=list)
+
+
+def _enter_loopback_namespace() -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        return False
+    done = subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def git_repository(path: Path) -> Path:
+    """A fresh Git repository with one committed file."""
+    path.mkdir(parents=True)
+    env = {"HOME": str(path), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1"}
+    (path / "README.md").write_text("A task repository.\n")
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "README.md"],
+                 ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "base"]):
+        subprocess.run(argv, cwd=path, env=env, check=True, capture_output=True)
+    return path
+
+
+def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[str, Any] | None = None,
+            instruction: str = "Create hello.txt.", timeout: float = 120.0, trace: bool = False) -> CliRun:
+    """Run ``harness`` on ``instruction`` against a scripted server; see the module."""
+    binary = cli_or_skip(harness)
+    adapter = adapter_for(harness)
+    workspace = git_repository(tmp_path / "workspace")
+    home = tmp_path / "home"
+    home.mkdir()
+    result: dict[str, Any] = {}
+
+    async def main(namespace: bool) -> None:
+        server = ScriptedModelServer(script, token=TOKEN)
+        origin = await server.start()
+        try:
+            access = GatewayAccess(origin, TOKEN, MODEL)
+            launch = adapter.plan(AgentProfile.parse_wire(profile or {}), binary=binary, access=access,
+                                  instruction=instruction, workspace=str(workspace), home=str(home))
+            written = write_native_files(launch, workspace=workspace, home=home)
+            argv = list(launch.argv)
+            trace_file = tmp_path / "connect.trace"
+            if trace and shutil.which("strace"):
+                argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace_file), *argv]
+            started = time.monotonic()
+            process = await asyncio.create_subprocess_exec(
+                *argv, cwd=workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            try:
+                stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+            except TimeoutError:
+                os.killpg(process.pid, 9)
+                stdout, stderr = await process.communicate()
+            seconds = time.monotonic() - started
+            port = origin.rsplit(":", 1)[1]
+            outside: list[str] = []
+            if trace_file.exists():
+                for line in trace_file.read_text(errors="replace").splitlines():
+                    if "sa_family=AF_INET" not in line:
+                        continue
+                    found_port, found_addr = _PORT.search(line), _ADDR.search(line)
+                    address = (found_addr.group(1) or found_addr.group(2)) if found_addr else "?"
+                    if not (address in ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+                            and found_port is not None and found_port.group(1) == port):
+                        outside.append(line.split(" ", 1)[-1][:200])
+            assert process.returncode is not None
+            result.update(launch=launch, written=written, exit_code=process.returncode, stdout=stdout,
+                          stderr=stderr, seconds=seconds, outside=outside,
+                          outcome=adapter.parse_output(process.returncode, stdout, stderr))
+        finally:
+            await server.close()
+        result["server"] = server
+
+    def thread_main() -> None:
+        try:
+            namespace = _enter_loopback_namespace()
+            result["namespace"] = namespace
+            asyncio.run(main(namespace))
+        except BaseException as error:  # reported to the test's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=thread_main, name=f"{harness}-netns")
+    thread.start()
+    thread.join(timeout + 60)
+    if "error" in result:
+        raise result["error"]
+    return CliRun(result["launch"], result["written"], result["exit_code"], result["stdout"], result["stderr"],
+                  result["outcome"], result["server"], result["seconds"], result["namespace"], result["outside"])
