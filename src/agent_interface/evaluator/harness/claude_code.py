@@ -28,10 +28,14 @@ from agent_interface.evaluator.harness.adapter import (
     HarnessUsage,
     RefusalBehaviour,
 )
-from agent_interface.evaluator.harness.output_lines import json_lines, non_negative
+from agent_interface.evaluator.harness.output_lines import json_lines, mapping, non_negative
 from agent_interface.evaluator.harness.profile_fields import ProfileFields
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.harness import HarnessType, harness_reasoning_efforts, native_reasoning_control
+from agent_interface.profile.harness import (
+    HarnessType,
+    harness_reasoning_efforts,
+    native_reasoning_control,
+)
 
 __all__ = ["CLAUDE_CODE_OFFLINE_ENV", "ClaudeCodeAdapter"]
 
@@ -197,7 +201,7 @@ class ClaudeCodeAdapter:
         if not results:
             return HarnessOutcome("error", exit_code, error="no_result")
         result = results[-1]
-        usage_wire = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+        usage_wire = mapping(result.get("usage"))
         usage = HarnessUsage(
             input_tokens=non_negative(usage_wire.get("input_tokens"))
             + non_negative(usage_wire.get("cache_creation_input_tokens")),

@@ -29,10 +29,14 @@ from agent_interface.evaluator.harness.adapter import (
     HarnessUsage,
     RefusalBehaviour,
 )
-from agent_interface.evaluator.harness.output_lines import json_lines, non_negative
+from agent_interface.evaluator.harness.output_lines import json_lines, mapping, non_negative
 from agent_interface.evaluator.harness.profile_fields import ProfileFields
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.harness import HarnessType, harness_reasoning_efforts, native_reasoning_control
+from agent_interface.profile.harness import (
+    HarnessType,
+    harness_reasoning_efforts,
+    native_reasoning_control,
+)
 
 __all__ = ["CODEX_KEY_ENV", "CODEX_PROVIDER", "CodexAdapter", "toml_string"]
 
@@ -169,7 +173,7 @@ class CodexAdapter:
             kind = event.get("type")
             if kind == "turn.completed":
                 completed = True
-                usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+                usage = mapping(event.get("usage"))
                 input_tokens += non_negative(usage.get("input_tokens"))
                 output_tokens += non_negative(usage.get("output_tokens"))
                 cached += non_negative(usage.get("cached_input_tokens"))

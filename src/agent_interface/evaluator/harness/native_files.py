@@ -11,6 +11,7 @@ same paths out of a diff instead, as the specification allows either.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -106,10 +107,8 @@ def restore_workspace(written: WrittenFiles) -> None:
                 handle.write(original.content)
             os.chmod(target, original.mode or 0o644)
     for directory in sorted(written.created_dirs, key=len, reverse=True):
-        try:
+        with contextlib.suppress(OSError):
             os.rmdir(written.workspace / directory)
-        except OSError:
-            pass
 
 
 def exclude_pathspecs(launch: HarnessLaunch) -> tuple[str, ...]:

@@ -32,10 +32,14 @@ from agent_interface.evaluator.harness.adapter import (
     HarnessUsage,
     RefusalBehaviour,
 )
-from agent_interface.evaluator.harness.output_lines import json_lines, non_negative
+from agent_interface.evaluator.harness.output_lines import json_lines, mapping, non_negative
 from agent_interface.evaluator.harness.profile_fields import ProfileFields
 from agent_interface.profile.agent_profile import AgentProfile
-from agent_interface.profile.harness import HarnessType, harness_reasoning_efforts, native_reasoning_control
+from agent_interface.profile.harness import (
+    HarnessType,
+    harness_reasoning_efforts,
+    native_reasoning_control,
+)
 
 __all__ = ["OPENCODE_OFFLINE_ENV", "OPENCODE_PLUGIN_VERSION", "OPENCODE_PROVIDER", "OpencodeAdapter"]
 
@@ -202,23 +206,23 @@ class OpencodeAdapter:
         finished = False
         for event in events:
             kind = event.get("type")
-            part = event.get("part") if isinstance(event.get("part"), dict) else {}
+            part = mapping(event.get("part"))
             if kind == "step_start":
                 texts = []
             elif kind == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
             elif kind == "step_finish":
                 finished = True
-                tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-                cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+                tokens = mapping(part.get("tokens"))
+                cache = mapping(tokens.get("cache"))
                 input_tokens += non_negative(tokens.get("input")) + non_negative(cache.get("read"))
                 output_tokens += non_negative(tokens.get("output"))
                 cached += non_negative(cache.get("read"))
                 reasoning += non_negative(tokens.get("reasoning"))
             elif kind == "error":
                 error = "api_error"
-                detail = event.get("error") if isinstance(event.get("error"), dict) else {}
-                data = detail.get("data") if isinstance(detail.get("data"), dict) else {}
+                detail = mapping(event.get("error"))
+                data = mapping(detail.get("data"))
                 status = data.get("statusCode")
                 if isinstance(status, int) and not isinstance(status, bool):
                     api_status = status

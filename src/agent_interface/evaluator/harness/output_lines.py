@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-__all__ = ["MAX_OUTPUT_BYTES", "json_lines", "non_negative"]
+__all__ = ["MAX_OUTPUT_BYTES", "json_lines", "mapping", "non_negative"]
 
 MAX_OUTPUT_BYTES: Final = 64 * 1024 * 1024
 """Output beyond this is not read (a harness's output is hostile input)."""
@@ -43,3 +43,8 @@ def non_negative(value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     return 0
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -41,9 +41,7 @@ def _present(value: Any) -> bool:
     """A field with something to honour: not absent, and not an empty map or list."""
     if value is None:
         return False
-    if isinstance(value, (dict, list, tuple, str)) and len(value) == 0:
-        return False
-    return True
+    return not (isinstance(value, (dict, list, tuple, str)) and len(value) == 0)
 
 
 def _escape(key: str) -> str:
