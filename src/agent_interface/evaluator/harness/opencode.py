@@ -3,7 +3,8 @@ as ``opencode run --pure --format json`` against the gateway's Chat Completions 
 
 ``opencode.json`` declares one provider, the gateway, through the bundled
 ``@ai-sdk/openai-compatible`` package (its base URL and key read from the environment with
-``{env:...}``, so the file holds no secret), ``autoupdate: false`` and ``share: "disabled"``.
+``{env:...}``, so the file holds no secret), ``autoupdate: false``, ``share: "disabled"`` and ``snapshot: false`` (opencode's own undo
+snapshots, a Git copy of the workspace that took seconds per run).
 The home directory gets a pre-seeded ``~/.config/opencode`` (``package.json``,
 ``package-lock.json`` and the plugin package's manifest under ``node_modules``) so opencode
 does not run ``npm install`` in the background. ``--title`` is given, so no title request
@@ -123,6 +124,7 @@ class OpencodeAdapter:
             "$schema": "https://opencode.ai/config.json",
             "autoupdate": False,
             "share": "disabled",
+            "snapshot": False,
             "model": model_ref,
             "small_model": model_ref,
             "provider": {
