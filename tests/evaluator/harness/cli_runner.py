@@ -13,12 +13,15 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_interface.evaluator.gateway import GatewayLimits, ModelGateway, ScriptedUpstream
+from agent_interface.evaluator.gateway.records import GatewaySettlement
 from agent_interface.evaluator.harness.adapter import GatewayAccess, HarnessLaunch, HarnessOutcome
 from agent_interface.evaluator.harness.adapters import adapter_for
 from agent_interface.evaluator.harness.install import harness_cli_prefix, locate_cli
@@ -78,17 +81,73 @@ def git_repository(path: Path) -> Path:
     return path
 
 
+def _in_namespace(name: str, main: Callable[[bool], Awaitable[dict[str, Any]]], timeout: float) -> dict[str, Any]:
+    """Run ``main(namespace_entered)`` on a thread that first enters a loopback-only network
+    namespace (the server it starts and the CLI it launches both live there)."""
+    result: dict[str, Any] = {}
+
+    def thread_main() -> None:
+        try:
+            namespace = _enter_loopback_namespace()
+            result.update(asyncio.run(main(namespace)), namespace=namespace)
+        except BaseException as error:  # reported to the test's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=thread_main, name=f"{name}-netns")
+    thread.start()
+    thread.join(timeout + 60)
+    if "error" in result:
+        raise result["error"]
+    return result
+
+
+async def _execute(launch: HarnessLaunch, workspace: Path, scratch: Path, origin: str, *, timeout: float,
+                   trace: bool) -> dict[str, Any]:
+    argv = list(launch.argv)
+    trace_file = scratch / "connect.trace"
+    if trace and shutil.which("strace"):
+        argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace_file), *argv]
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        os.killpg(process.pid, 9)
+        stdout, stderr = await process.communicate()
+    seconds = time.monotonic() - started
+    port = origin.rsplit(":", 1)[1]
+    outside: list[str] = []
+    if trace_file.exists():
+        for line in trace_file.read_text(errors="replace").splitlines():
+            if "sa_family=AF_INET" not in line:
+                continue
+            found_port, found_addr = _PORT.search(line), _ADDR.search(line)
+            address = (found_addr.group(1) or found_addr.group(2)) if found_addr else "?"
+            if not (address in ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+                    and found_port is not None and found_port.group(1) == port):
+                outside.append(line.split(" ", 1)[-1][:200])
+    assert process.returncode is not None
+    return {"exit_code": process.returncode, "stdout": stdout, "stderr": stderr, "seconds": seconds,
+            "outside": outside}
+
+
+def _fresh(tmp_path: Path) -> tuple[Path, Path]:
+    workspace = git_repository(tmp_path / "workspace")
+    home = tmp_path / "home"
+    home.mkdir()
+    return workspace, home
+
+
 def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[str, Any] | None = None,
             instruction: str = "Create hello.txt.", timeout: float = 120.0, trace: bool = False) -> CliRun:
     """Run ``harness`` on ``instruction`` against a scripted server; see the module."""
     binary = cli_or_skip(harness)
     adapter = adapter_for(harness)
-    workspace = git_repository(tmp_path / "workspace")
-    home = tmp_path / "home"
-    home.mkdir()
-    result: dict[str, Any] = {}
+    workspace, home = _fresh(tmp_path)
 
-    async def main(namespace: bool) -> None:
+    async def main(namespace: bool) -> dict[str, Any]:
         server = ScriptedModelServer(script, token=TOKEN)
         origin = await server.start()
         try:
@@ -96,51 +155,60 @@ def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[s
             launch = adapter.plan(AgentProfile.parse_wire(profile or {}), binary=binary, access=access,
                                   instruction=instruction, workspace=str(workspace), home=str(home))
             written = write_native_files(launch, workspace=workspace, home=home)
-            argv = list(launch.argv)
-            trace_file = tmp_path / "connect.trace"
-            if trace and shutil.which("strace"):
-                argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace_file), *argv]
-            started = time.monotonic()
-            process = await asyncio.create_subprocess_exec(
-                *argv, cwd=workspace, env=dict(launch.env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-            try:
-                stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-            except TimeoutError:
-                os.killpg(process.pid, 9)
-                stdout, stderr = await process.communicate()
-            seconds = time.monotonic() - started
-            port = origin.rsplit(":", 1)[1]
-            outside: list[str] = []
-            if trace_file.exists():
-                for line in trace_file.read_text(errors="replace").splitlines():
-                    if "sa_family=AF_INET" not in line:
-                        continue
-                    found_port, found_addr = _PORT.search(line), _ADDR.search(line)
-                    address = (found_addr.group(1) or found_addr.group(2)) if found_addr else "?"
-                    if not (address in ("127.0.0.1", "::1", "::ffff:127.0.0.1")
-                            and found_port is not None and found_port.group(1) == port):
-                        outside.append(line.split(" ", 1)[-1][:200])
-            assert process.returncode is not None
-            result.update(launch=launch, written=written, exit_code=process.returncode, stdout=stdout,
-                          stderr=stderr, seconds=seconds, outside=outside,
-                          outcome=adapter.parse_output(process.returncode, stdout, stderr))
+            done = await _execute(launch, workspace, tmp_path, origin, timeout=timeout, trace=trace)
         finally:
             await server.close()
-        result["server"] = server
+        outcome = adapter.parse_output(done["exit_code"], done["stdout"], done["stderr"])
+        return {**done, "launch": launch, "written": written, "outcome": outcome, "server": server}
 
-    def thread_main() -> None:
-        try:
-            namespace = _enter_loopback_namespace()
-            result["namespace"] = namespace
-            asyncio.run(main(namespace))
-        except BaseException as error:  # reported to the test's thread
-            result["error"] = error
-
-    thread = threading.Thread(target=thread_main, name=f"{harness}-netns")
-    thread.start()
-    thread.join(timeout + 60)
-    if "error" in result:
-        raise result["error"]
+    result = _in_namespace(harness, main, timeout)
     return CliRun(result["launch"], result["written"], result["exit_code"], result["stdout"], result["stderr"],
                   result["outcome"], result["server"], result["seconds"], result["namespace"], result["outside"])
+
+
+@dataclass
+class GatewayCliRun:
+    """What one run through the real model gateway produced."""
+
+    launch: HarnessLaunch
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    outcome: HarnessOutcome
+    settlement: GatewaySettlement
+    seconds: float
+    namespace: bool
+    outside_connects: list[str]
+
+
+def run_cli_through_gateway(harness: str, tmp_path: Path, replies: list[dict[str, Any]], limits: GatewayLimits, *,
+                            profile: dict[str, Any] | None = None, instruction: str = "Create hello.txt.",
+                            timeout: float = 120.0, trace: bool = False) -> GatewayCliRun:
+    """Run ``harness`` through :class:`ModelGateway` on a :class:`ScriptedUpstream` of
+    ``replies``, the run opened with ``limits`` and the adapter's refusal status."""
+    binary = cli_or_skip(harness)
+    adapter = adapter_for(harness)
+    workspace, home = _fresh(tmp_path)
+
+    async def main(namespace: bool) -> dict[str, Any]:
+        gateway = ModelGateway(ScriptedUpstream(replies))
+        await gateway.start()
+        try:
+            run = gateway.open_run(run_id=f"{harness}-cell", requested_model=MODEL,
+                                   resolved={"requested": MODEL, "provider": "local", "model": "scripted",
+                                             "snapshot": "scripted-1"},
+                                   limits=limits, refusal_status=adapter.refusal.refusal_status)
+            access = GatewayAccess.from_launch_env(run.launch_env(gateway.origin), model=MODEL)
+            launch = adapter.plan(AgentProfile.parse_wire(profile or {}), binary=binary, access=access,
+                                  instruction=instruction, workspace=str(workspace), home=str(home))
+            write_native_files(launch, workspace=workspace, home=home)
+            done = await _execute(launch, workspace, tmp_path, gateway.origin, timeout=timeout, trace=trace)
+            settlement = run.settle()
+        finally:
+            await gateway.close()
+        outcome = adapter.parse_output(done["exit_code"], done["stdout"], done["stderr"])
+        return {**done, "launch": launch, "outcome": outcome, "settlement": settlement}
+
+    result = _in_namespace(harness, main, timeout)
+    return GatewayCliRun(result["launch"], result["exit_code"], result["stdout"], result["stderr"], result["outcome"],
+                         result["settlement"], result["seconds"], result["namespace"], result["outside"])

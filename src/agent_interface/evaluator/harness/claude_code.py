@@ -81,9 +81,9 @@ class ClaudeCodeAdapter:
         refusal_status=400,
         exits_on_refusal=True,
         retries_429_forever=False,
-        requests_per_refusal=6,
+        requests_per_refusal=7,
         note="exits 1 on HTTP 400, after retrying the turn without its optional beta features "
-             "(up to 6 requests); retries 429 a bounded number of times",
+             "(6 requests when the first call is refused, 7 mid-task); retries 429 a bounded number of times",
     )
 
     def plan(
