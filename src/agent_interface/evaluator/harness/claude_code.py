@@ -81,9 +81,10 @@ class ClaudeCodeAdapter:
         refusal_status=400,
         exits_on_refusal=True,
         retries_429_forever=False,
-        requests_per_refusal=7,
-        note="exits 1 on HTTP 400, after retrying the turn without its optional beta features "
-             "(6 requests when the first call is refused, 7 mid-task); retries 429 a bounded number of times",
+        requests_per_refusal=6,
+        note="exits 1 on HTTP 400, after retrying the refused turn without its optional beta features "
+             "(6 requests in all, whether the first call or a later one is refused); retries 429 a bounded "
+             "number of times",
     )
 
     def plan(
