@@ -28,6 +28,7 @@ from agent_interface.evaluator.harness.install import harness_cli_prefix, locate
 from agent_interface.evaluator.harness.native_files import WrittenFiles, write_native_files
 from agent_interface.profile.agent_profile import AgentProfile
 
+from .container_runner import run_in_container
 from .scripted_server import ScriptedModelServer, Step
 
 CLONE_NEWNET = 0x40000000
@@ -183,7 +184,8 @@ class GatewayCliRun:
 
 def run_cli_through_gateway(harness: str, tmp_path: Path, replies: list[dict[str, Any]], limits: GatewayLimits, *,
                             profile: dict[str, Any] | None = None, instruction: str = "Create hello.txt.",
-                            timeout: float = 120.0, trace: bool = False) -> GatewayCliRun:
+                            timeout: float = 120.0, trace: bool = False,
+                            container: bool = False) -> GatewayCliRun:
     """Run ``harness`` through :class:`ModelGateway` on a :class:`ScriptedUpstream` of
     ``replies``, the run opened with ``limits`` and the adapter's refusal status."""
     binary = cli_or_skip(harness)
@@ -202,7 +204,11 @@ def run_cli_through_gateway(harness: str, tmp_path: Path, replies: list[dict[str
             launch = adapter.plan(AgentProfile.parse_wire(profile or {}), binary=binary, access=access,
                                   instruction=instruction, workspace=str(workspace), home=str(home))
             write_native_files(launch, workspace=workspace, home=home)
-            done = await _execute(launch, workspace, tmp_path, gateway.origin, timeout=timeout, trace=trace)
+            if container:
+                done = await run_in_container(launch, workspace=workspace, home=home, scratch=tmp_path,
+                                              timeout=timeout)
+            else:
+                done = await _execute(launch, workspace, tmp_path, gateway.origin, timeout=timeout, trace=trace)
             settlement = run.settle()
         finally:
             await gateway.close()
