@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import dataclasses
 import os
 import re
 import shutil
@@ -142,8 +143,12 @@ def _fresh(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[str, Any] | None = None,
-            instruction: str = "Create hello.txt.", timeout: float = 120.0, trace: bool = False) -> CliRun:
-    """Run ``harness`` on ``instruction`` against a scripted server; see the module."""
+            instruction: str = "Create hello.txt.", timeout: float = 120.0, trace: bool = False,
+            through_proxy: bool = False) -> CliRun:
+    """Run ``harness`` on ``instruction`` against a scripted server; see the module. With
+    ``through_proxy`` the harness is given the gateway's name (``model-gateway.internal``,
+    which resolves nowhere here) and ``HTTP_PROXY`` naming the server, as a container on the
+    strict-egress route is."""
     binary = cli_or_skip(harness)
     adapter = adapter_for(harness)
     workspace, home = _fresh(tmp_path)
@@ -152,9 +157,11 @@ def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[s
         server = ScriptedModelServer(script, token=TOKEN)
         origin = await server.start()
         try:
-            access = GatewayAccess(origin, TOKEN, MODEL)
+            access = GatewayAccess("http://model-gateway.internal" if through_proxy else origin, TOKEN, MODEL)
             launch = adapter.plan(AgentProfile.parse_wire(profile or {}), binary=binary, access=access,
                                   instruction=instruction, workspace=str(workspace), home=str(home))
+            if through_proxy:
+                launch = dataclasses.replace(launch, env={**launch.env, "HTTP_PROXY": origin})
             written = write_native_files(launch, workspace=workspace, home=home)
             done = await _execute(launch, workspace, tmp_path, origin, timeout=timeout, trace=trace)
         finally:

@@ -111,3 +111,16 @@ def test_a_refused_call_ends_the_run_promptly_with_the_right_record(harness: str
         assert run.outcome.api_error_status == 400
     assert run.server.sent_input == 0
     _assert_offline(run)
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_the_cli_reaches_the_gateway_by_name_through_an_http_proxy(harness: str, tmp_path: Path) -> None:
+    # A container on the strict-egress route knows the gateway only as model-gateway.internal,
+    # reached through the proxy named by HTTP_PROXY: each CLI sends absolute-form requests there.
+    workspace = tmp_path / "workspace"
+    run = run_cli(harness, tmp_path, [_write_step(harness, workspace), Step("text", text="done")],
+                  through_proxy=True)
+    assert run.exit_code == 0, run.stderr[-2000:]
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    assert [request.headers.get("Host") for request in run.server.requests] == ["model-gateway.internal"] * 2
+    _assert_offline(run)
