@@ -235,3 +235,21 @@ def test_refusal_behaviour_is_a_non_retryable_4xx(harness: str) -> None:
     refusal = adapter_for(harness).refusal
     assert refusal.refusal_status == 400 and refusal.exits_on_refusal
     assert refusal.retries_429_forever == (harness == "opencode")
+
+
+def test_an_exit_0_with_an_error_is_observed_as_an_error() -> None:
+    from agent_interface.evaluator.gateway.limits import GatewayLimits
+    from agent_interface.evaluator.gateway.records import GatewaySettlement
+    from agent_interface.evaluator.harness.adapter import HarnessOutcome, HarnessUsage
+    from agent_interface.evaluator.harness.observation import observe
+
+    limits = GatewayLimits(1, 10, 10, None, 0.0)
+    settlement = GatewaySettlement(run_id="r", calls=(), events=(), limits=limits, model_calls=1, refused_calls=1,
+                                   unsettled_calls=0, input_tokens=5, accounted_input_tokens=5, output_tokens=2,
+                                   cached_input_tokens=0, reasoning_tokens=0, cost_usd_nanos=0,
+                                   cost_provenance="observed", usage_within_limits=True)
+    outcome = HarnessOutcome("error", 0, None, HarnessUsage(5, 3), "api_error", 400)
+    record = observe("opencode", declared_version="1", observed_version="1.18.33", outcome=outcome,
+                     settlement=settlement).to_wire()
+    assert record["exitCode"] == 0 and record["status"] == "error" and record["apiErrorStatus"] == 400
+    assert record["usageAgrees"] is False

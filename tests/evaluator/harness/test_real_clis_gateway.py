@@ -13,6 +13,8 @@ import pytest
 
 from agent_interface.evaluator.gateway import GatewayLimits
 from agent_interface.evaluator.harness.adapters import adapter_for
+from agent_interface.evaluator.harness.install import locate_cli, observed_version
+from agent_interface.evaluator.harness.observation import observe
 
 from .cli_runner import run_cli_through_gateway
 
@@ -47,6 +49,12 @@ def test_the_gateway_count_equals_the_harness_report(harness: str, tmp_path: Pat
     assert usage is not None and run.outcome.status == "completed"
     assert (usage.input_tokens, usage.output_tokens) == (settlement.input_tokens, settlement.output_tokens)
     assert run.namespace and run.outside_connects == []
+    binary = locate_cli(harness)
+    assert binary is not None
+    record = observe(harness, declared_version="0.0.0-declared", observed_version=observed_version(binary),
+                     outcome=run.outcome, settlement=settlement).to_wire()
+    assert record["usageAgrees"] is True and record["status"] == "completed"
+    assert record["observedVersion"] != "0.0.0-declared" and record["gateway"]["modelCalls"] == 2
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
@@ -66,3 +74,6 @@ def test_a_run_cut_by_the_call_budget_ends_promptly(harness: str, tmp_path: Path
     assert settlement.usage_within_limits
     if harness != "codex":
         assert run.outcome.api_error_status == refusal.refusal_status
+    record = observe(harness, declared_version="x", observed_version="x", outcome=run.outcome,
+                     settlement=settlement).to_wire()
+    assert record["status"] == "error" and record["gateway"]["refusedCalls"] == len(refused)

@@ -6,5 +6,6 @@ adapter and refuses every field the harness cannot honour; ``claude_code``, ``co
 ``opencode`` write each harness's native configuration, argv and environment and parse its
 output; ``native_files`` writes a launch's files and restores the workspace paths before
 the patch is captured; ``install`` locates the pinned CLIs and reads the version of the
-binary that ran.
+binary that ran; ``bundle_plan`` recognises a harness bundle and lowers a launch into the
+sealed profile plan; ``observation`` is what a receipt records of a harness run.
 """
