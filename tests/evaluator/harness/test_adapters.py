@@ -125,8 +125,10 @@ def test_opencode_config_and_plugin_seed() -> None:
     ("codex", {"prompt": {"appendSystemPrompt": "A"}}, "/prompt/appendSystemPrompt", "harness_cannot_honor"),
     ("codex", {"tools": {"web": False}}, "/tools", "harness_cannot_honor"),
     ("codex", {"permissions": {"bash": "allow"}}, "/permissions", "harness_cannot_honor"),
-    ("codex", {"resources": {"skills": [{"kind": "inline", "name": "s", "content": "x"}]}}, "/resources/skills",
+    ("codex", {"resources": {"agents": [{"kind": "inline", "name": "s", "content": "x"}]}}, "/resources/agents",
      "harness_cannot_honor"),
+    ("opencode", {"resources": {"commands": [{"kind": "inline", "name": "s", "content": "x"}]}},
+     "/resources/commands", "harness_cannot_honor"),
     ("opencode", {"prompt": {"systemPrompt": "S"}}, "/prompt/systemPrompt", "harness_cannot_honor"),
     ("opencode", {"subagents": {"a": {"prompt": "x"}}}, "/subagents", "harness_cannot_honor"),
     ("claude-code", {"hooks": {"PreToolUse": [{"command": "check"}]}}, "/hooks", "harness_cannot_honor"),
@@ -253,3 +255,12 @@ def test_an_exit_0_with_an_error_is_observed_as_an_error() -> None:
                      settlement=settlement).to_wire()
     assert record["exitCode"] == 0 and record["status"] == "error" and record["apiErrorStatus"] == 400
     assert record["usageAgrees"] is False
+
+
+@pytest.mark.parametrize(("harness", "path"), [("claude-code", ".claude/skills/review/SKILL.md"),
+                                               ("codex", ".agents/skills/review/SKILL.md"),
+                                               ("opencode", ".opencode/skills/review/SKILL.md")])
+def test_an_inline_skill_becomes_a_skill_file(harness: str, path: str) -> None:
+    launch = _plan(harness, {"resources": {"skills": [{"kind": "inline", "name": "review", "content": "Review it."}]}})
+    assert _file(launch, path) == '---\nname: review\ndescription: "review"\n---\n\nReview it.'
+    assert any(s.pointer == "/resources/skills/0" and s.target == path for s in launch.settings)

@@ -124,3 +124,13 @@ def test_the_cli_reaches_the_gateway_by_name_through_an_http_proxy(harness: str,
     assert (workspace / "hello.txt").read_text() == "hello\n"
     assert [request.headers.get("Host") for request in run.server.requests] == ["model-gateway.internal"] * 2
     _assert_offline(run)
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_a_profile_skill_is_offered_to_the_model(harness: str, tmp_path: Path) -> None:
+    skill = "---\nname: diff-review\ndescription: SKILL-MARK-5c1e reviews a diff\n---\n\nRead the diff.\n"
+    profile = {"resources": {"skills": [{"kind": "inline", "name": "diff-review", "content": skill}]}}
+    run = run_cli(harness, tmp_path, [Step("text", text="ok")], profile=profile, instruction="Say ok.")
+    assert run.exit_code == 0 and run.outcome.status == "completed", run.stderr[-2000:]
+    assert "SKILL-MARK-5c1e" in _body_text(run)
+    _assert_offline(run)

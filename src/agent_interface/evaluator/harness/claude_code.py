@@ -29,7 +29,7 @@ from agent_interface.evaluator.harness.adapter import (
     RefusalBehaviour,
 )
 from agent_interface.evaluator.harness.output_lines import json_lines, mapping, non_negative
-from agent_interface.evaluator.harness.profile_fields import ProfileFields
+from agent_interface.evaluator.harness.profile_fields import ProfileFields, with_front_matter
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.harness import (
     HarnessType,
@@ -48,12 +48,6 @@ CLAUDE_CODE_OFFLINE_ENV: Final = {
 """The switches that stop telemetry, update checks, error reports and the extra title request."""
 
 _CEILINGS: Final = ("maxVisibleOutputTokens", "maxReasoningTokens", "maxTotalOutputTokens")
-
-
-def _front_matter(name: str, content: str, description: str) -> str:
-    if content.startswith("---\n"):
-        return content
-    return f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n\n{content}"
 
 
 def _permission_entries(fields: ProfileFields) -> dict[str, list[str]]:
@@ -132,10 +126,7 @@ class ClaudeCodeAdapter:
         self._mcp(fields, settings, argv, workspace)
         fields.add_file("workspace", ".claude/settings.json", json.dumps(settings, indent=2) + "\n")
         fields.setting("", ".claude/settings.json", json.dumps(settings, sort_keys=True))
-        for skill in fields.inline_resources("skills"):
-            path = f".claude/skills/{skill.name}/SKILL.md"
-            fields.add_file("workspace", path, _front_matter(skill.name, skill.content, skill.name), source=skill.pointer)
-            fields.setting(skill.pointer, path, "skill")
+        fields.skills(".claude/skills")
         for kind in ("agents", "commands"):
             for resource in fields.inline_resources(kind):
                 path = f".claude/{kind}/{resource.name}.md"
@@ -191,7 +182,7 @@ class ClaudeCodeAdapter:
                     fields.refuse(f"{pointer}/{key}", "a subagent file carries only a description and a prompt")
             if spec.get("model") not in (None, model):
                 fields.refuse(f"{pointer}/model", "it names another model than the run's", code="model_route_mismatch")
-            text = _front_matter(name, spec.get("prompt") or "", spec.get("description") or name)
+            text = with_front_matter(name, spec.get("prompt") or "", spec.get("description") or name)
             fields.add_file("workspace", f".claude/agents/{name}.md", text, source=pointer)
             fields.setting(pointer, f".claude/agents/{name}.md", "subagent")
 

@@ -11,9 +11,10 @@ setting fails the run instead of being ignored.
 
 Native mapping: project instructions -> ``AGENTS.md``; ``prompt.systemPrompt`` ->
 ``model_instructions_file`` (replace); ``model.reasoningEffort`` ->
-``model_reasoning_effort``; local MCP servers -> ``[mcp_servers.NAME]``. Refused:
-``prompt.appendSystemPrompt`` (Codex has no additive control), ``tools``, ``permissions``,
-skills, agents, commands, subagents, hooks, modes and the token ceilings.
+``model_reasoning_effort``; local MCP servers -> ``[mcp_servers.NAME]``; skills ->
+``.agents/skills/<name>/SKILL.md``. Refused: ``prompt.appendSystemPrompt`` (Codex has no
+additive control), ``tools``, ``permissions``, agents, commands, subagents, hooks, modes and
+the token ceilings.
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ class CodexAdapter:
         config = "\n".join(lines) + "\n"
         fields.add_file("home", ".codex/config.toml", config)
         fields.setting("", ".codex/config.toml", " ".join(line for line in lines if line))
+        fields.skills(".agents/skills")
         fields.file_mounts()
         fields.check()
         argv = (binary, "exec", "--json", "--strict-config", "--skip-git-repo-check", "--ephemeral",

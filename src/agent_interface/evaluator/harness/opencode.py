@@ -15,8 +15,9 @@ file listed in ``instructions`` (opencode adds it to its system prompt); ``tools
 ``tools``; ``permissions`` -> ``permission`` (opencode's own shape: a value or a map of
 patterns; ``ask`` is refused: no one answers in a measured run); local MCP servers ->
 ``mcp`` (``type: "local"``; ``cwd`` refused); ``model.reasoningEffort`` -> the model's
-``reasoningEffort`` option. Refused: ``prompt.systemPrompt`` (opencode cannot delete its own
-prompt), skills, agents, commands, subagents, hooks, modes and the token ceilings.
+``reasoningEffort`` option; skills -> ``.opencode/skills/<name>/SKILL.md``. Refused:
+``prompt.systemPrompt`` (opencode cannot delete its own prompt), agents, commands,
+subagents, hooks, modes and the token ceilings.
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ class OpencodeAdapter:
         for path, content in _plugin_seed():
             fields.add_file("home", path, content)
         fields.setting("", "~/.config/opencode", "pre-seeded plugin directory (no background npm install)")
+        fields.skills(".opencode/skills")
         fields.file_mounts()
         fields.check()
         argv = (binary, "run", "--pure", "--format", "json", "--model", model_ref, "--title", "task", "--",

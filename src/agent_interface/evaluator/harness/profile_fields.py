@@ -18,6 +18,7 @@ the model gateway); ``model.default`` must name the model the gateway serves.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from agent_interface.evaluator.harness.adapter import HarnessSetting, NativeFile
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.harness import HarnessType
 
-__all__ = ["HARNESS_CANNOT_HONOR", "InlineResource", "LocalMcpServer", "ProfileFields"]
+__all__ = ["HARNESS_CANNOT_HONOR", "InlineResource", "LocalMcpServer", "ProfileFields", "with_front_matter"]
 
 HARNESS_CANNOT_HONOR: Final = "harness_cannot_honor"
 
@@ -42,6 +43,14 @@ def _present(value: Any) -> bool:
     if value is None:
         return False
     return not (isinstance(value, (dict, list, tuple, str)) and len(value) == 0)
+
+
+def with_front_matter(name: str, content: str, description: str) -> str:
+    """``content`` as a skill or agent file: unchanged when it opens with a YAML front
+    matter, else preceded by one naming it and describing it."""
+    if content.startswith("---\n"):
+        return content
+    return f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n\n{content}"
 
 
 def _escape(key: str) -> str:
@@ -219,6 +228,15 @@ class ProfileFields:
                 continue
             found.append(InlineResource(name, content, pointer))
         return found
+
+    def skills(self, directory: str) -> None:
+        """Write every inline skill as ``<directory>/<name>/SKILL.md`` in the workspace (a
+        front matter naming the skill is added when the text has none)."""
+        for skill in self.inline_resources("skills"):
+            path = f"{directory}/{skill.name}/SKILL.md"
+            self.add_file("workspace", path, with_front_matter(skill.name, skill.content, skill.name),
+                          source=skill.pointer)
+            self.setting(skill.pointer, path, "skill")
 
     def file_mounts(self) -> None:
         """Add every inline file mount as a workspace file (mode 0755 when executable)."""
