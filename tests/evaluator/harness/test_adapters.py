@@ -131,7 +131,11 @@ def test_opencode_config_and_plugin_seed() -> None:
      "/resources/commands", "harness_cannot_honor"),
     ("opencode", {"prompt": {"systemPrompt": "S"}}, "/prompt/systemPrompt", "harness_cannot_honor"),
     ("opencode", {"subagents": {"a": {"prompt": "x"}}}, "/subagents", "harness_cannot_honor"),
-    ("claude-code", {"hooks": {"PreToolUse": [{"command": "check"}]}}, "/hooks", "harness_cannot_honor"),
+    ("claude-code", {"hooks": {"BeforeEverything": [{"command": "check"}]}}, "/hooks/BeforeEverything",
+     "harness_cannot_honor"),
+    ("claude-code", {"hooks": {"Stop": [{"command": "check", "blocking": True}]}}, "/hooks/Stop/0/blocking",
+     "harness_cannot_honor"),
+    ("codex", {"hooks": {"Stop": [{"command": "check"}]}}, "/hooks", "harness_cannot_honor"),
     ("claude-code", {"modes": {"plan": {"prompt": "x"}}}, "/modes", "harness_cannot_honor"),
     ("claude-code", {"permissions": {"Bash": "ask"}}, "/permissions/Bash", "harness_cannot_honor"),
     ("opencode", {"permissions": {"bash": {"*": "ask"}}}, "/permissions/bash", "harness_cannot_honor"),
@@ -264,3 +268,11 @@ def test_an_inline_skill_becomes_a_skill_file(harness: str, path: str) -> None:
     launch = _plan(harness, {"resources": {"skills": [{"kind": "inline", "name": "review", "content": "Review it."}]}})
     assert _file(launch, path) == '---\nname: review\ndescription: "review"\n---\n\nReview it.'
     assert any(s.pointer == "/resources/skills/0" and s.target == path for s in launch.settings)
+
+
+def test_claude_code_hooks_go_to_its_settings() -> None:
+    launch = _plan("claude-code", {"hooks": {"PreToolUse": [{"command": "check-tool", "matcher": "Bash",
+                                                             "timeoutMs": 1500}]}})
+    settings = json.loads(_file(launch, ".claude/settings.json"))
+    assert settings["hooks"] == {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "check-tool", "timeout": 2}]}]}

@@ -134,3 +134,12 @@ def test_a_profile_skill_is_offered_to_the_model(harness: str, tmp_path: Path) -
     assert run.exit_code == 0 and run.outcome.status == "completed", run.stderr[-2000:]
     assert "SKILL-MARK-5c1e" in _body_text(run)
     _assert_offline(run)
+
+
+def test_a_claude_code_hook_from_the_profile_runs(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    profile = {"hooks": {"PostToolUse": [{"command": "touch post-tool-hook-ran", "matcher": "Write"}]}}
+    run = run_cli("claude-code", tmp_path, [_write_step("claude-code", workspace), Step("text", text="done")],
+                  profile=profile)
+    assert run.exit_code == 0, run.stderr[-2000:]
+    assert (workspace / "post-tool-hook-ran").exists()

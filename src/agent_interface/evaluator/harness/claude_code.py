@@ -11,7 +11,9 @@ run); ``mcp`` -> ``.mcp.json`` loaded with ``--mcp-config --strict-mcp-config`` 
 server's ``cwd`` is refused: ``.mcp.json`` has no such key); skills -> ``SKILL.md`` files
 (a front matter naming the skill is added when the text has none); ``subagents`` ->
 ``.claude/agents/<name>.md`` (description and prompt only); ``model.reasoningEffort`` ->
-``--effort``. The three token ceilings, hooks and modes are refused.
+``--effort``; ``hooks`` -> ``hooks`` of ``.claude/settings.json`` (Claude Code's event names
+only; a hook's ``env`` or ``blocking`` is refused: Claude Code has neither). The three token
+ceilings and modes are refused.
 """
 
 from __future__ import annotations
@@ -48,6 +50,30 @@ CLAUDE_CODE_OFFLINE_ENV: Final = {
 """The switches that stop telemetry, update checks, error reports and the extra title request."""
 
 _CEILINGS: Final = ("maxVisibleOutputTokens", "maxReasoningTokens", "maxTotalOutputTokens")
+_HOOK_EVENTS: Final = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop",
+                                 "SessionStart", "SessionEnd", "Notification", "PreCompact"})
+
+
+def _hooks(fields: ProfileFields) -> dict[str, Any]:
+    hooks: dict[str, Any] = {}
+    for event, commands in (fields.take("/hooks") or {}).items():
+        pointer = "/hooks/" + event.replace("~", "~0").replace("/", "~1")
+        if event not in _HOOK_EVENTS:
+            fields.refuse(pointer, "Claude Code has no hook event of this name")
+            continue
+        entries = []
+        for index, hook in enumerate(commands):
+            for key in ("env", "blocking"):
+                if hook.get(key) is not None:
+                    fields.refuse(f"{pointer}/{index}/{key}", "a Claude Code hook has no such setting")
+            command: dict[str, Any] = {"type": "command", "command": hook["command"]}
+            if hook.get("timeoutMs") is not None:
+                command["timeout"] = max(1, -(-int(hook["timeoutMs"]) // 1000))
+            entries.append({"matcher": hook.get("matcher") or "", "hooks": [command]})
+            fields.setting(f"{pointer}/{index}", f".claude/settings.json:hooks.{event}", "command")
+        if entries:
+            hooks[event] = entries
+    return hooks
 
 
 def _permission_entries(fields: ProfileFields) -> dict[str, list[str]]:
@@ -123,6 +149,9 @@ class ClaudeCodeAdapter:
         for kind, entries in _permission_entries(fields).items():
             if entries:
                 settings["permissions"][kind] = entries
+        hooks = _hooks(fields)
+        if hooks:
+            settings["hooks"] = hooks
         self._mcp(fields, settings, argv, workspace)
         fields.add_file("workspace", ".claude/settings.json", json.dumps(settings, indent=2) + "\n")
         fields.setting("", ".claude/settings.json", json.dumps(settings, sort_keys=True))
