@@ -276,3 +276,23 @@ def test_claude_code_hooks_go_to_its_settings() -> None:
     settings = json.loads(_file(launch, ".claude/settings.json"))
     assert settings["hooks"] == {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "check-tool", "timeout": 2}]}]}
+
+
+def test_a_bundles_candidate_profile_is_lowered_too() -> None:
+    from agent_interface.candidate.profile import AgentCandidateProfile
+    from agent_interface.candidate.resources import define_candidate_inline_resource
+
+    skill = define_candidate_inline_resource("review", "Review it.").to_wire()
+    profile = AgentCandidateProfile.parse_wire({
+        "harness": "claude-code",
+        "resources": {"failOnError": True, "skills": [skill], "instructions": "Use pytest."},
+        "hooks": {"PostToolUse": [{"executable": "check-tool", "args": [{"kind": "public", "value": "a b'c"}]}]},
+    })
+    launch = adapter_for("claude-code").plan(profile, binary="/opt/cli", access=ACCESS, instruction="x",
+                                             workspace="/ws", home="/h")
+    assert _file(launch, "CLAUDE.md") == "Use pytest.\n"
+    assert _file(launch, ".claude/skills/review/SKILL.md").endswith("Review it.")
+    hook = json.loads(_file(launch, ".claude/settings.json"))["hooks"]["PostToolUse"][0]["hooks"][0]
+    import shlex
+
+    assert shlex.split(hook["command"]) == ["check-tool", "a b'c"]

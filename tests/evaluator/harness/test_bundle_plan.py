@@ -22,6 +22,7 @@ ACCESS = GatewayAccess("http://model-gateway.internal", TOKEN, "m1")
 
 
 def _new(tmp_path: Path, *options: str) -> AgentCandidateBundle:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     out = tmp_path / "bundle.json"
     assert main(["candidate", "new", "--no-code", *options, "--out", str(out)]) == 0
     return AgentCandidateBundle.parse_wire(json.loads(out.read_text()))
@@ -73,3 +74,26 @@ def test_codex_home_files_are_bound_as_flags() -> None:
     flags = native_lowering(launch)["flags"]
     assert any(flag.startswith("home:.codex/config.toml=sha256:") for flag in flags)
     assert native_lowering(launch)["files"] == []
+
+
+def test_prepare_a_harness_run(tmp_path: Path) -> None:
+    from agent_interface.core.errors import ContractError
+    from agent_interface.evaluator.harness.bundle_plan import prepare_harness_run
+    from agent_interface.evaluator.harness.install import locate_cli
+
+    program = _new(tmp_path / "p", "--harness", "codex", "--command", "python3")
+    with pytest.raises(ContractError) as caught:
+        prepare_harness_run(program, access=ACCESS, instruction="x", workspace="/w", home="/h")
+    assert caught.value.issues[0].code == "harness_cli_required"
+    bundle = _new(tmp_path / "c", "--harness", "codex", "--instructions", "Run the tests first.")
+    with pytest.raises(ContractError) as caught:
+        prepare_harness_run(bundle, access=ACCESS, instruction="x", workspace="/w", home="/h", prefix=tmp_path)
+    assert caught.value.issues[0].code == "harness_cli_unavailable"
+    if locate_cli("codex") is None:
+        pytest.skip("the pinned Codex CLI is not installed (set AGENT_INTERFACE_HARNESS_CLIS)")
+    prepared = prepare_harness_run(bundle, access=ACCESS, instruction="Fix it.", workspace="/w", home="/h",
+                                   binary="/opt/clis/codex")
+    assert prepared.observed_version == prepared.declared_version == "0.171.0"
+    assert prepared.launch.argv[0] == "/opt/clis/codex"
+    assert [file.rel_path for file in prepared.plan.material.files] == ["AGENTS.md"]
+    assert [file.path for file in prepared.activation.files] == ["AGENTS.md"]

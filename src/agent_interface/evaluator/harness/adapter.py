@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol
 
+from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.harness import HarnessType
@@ -203,7 +204,7 @@ class HarnessAdapter(Protocol):
 
     def plan(
         self,
-        profile: AgentProfile,
+        profile: AgentProfile | AgentCandidateProfile,
         *,
         binary: str,
         access: GatewayAccess,

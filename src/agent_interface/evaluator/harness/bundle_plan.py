@@ -14,17 +14,37 @@ gateway's address (model access is evaluator-mediated), and each home-rooted fil
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
-from agent_interface.candidate.plan_builders import NativeProfileFile, NativeProfileLowering
+from agent_interface.candidate.plan_builders import (
+    NativeProfileFile,
+    NativeProfileLowering,
+    build_profile_activation,
+    build_profile_plan,
+)
+from agent_interface.candidate.profile_plan import (
+    AgentCandidateProfileActivation,
+    AgentCandidateProfilePlanEvidence,
+)
 from agent_interface.core.canonical import sha256_bytes
 from agent_interface.core.errors import ContractError, ContractIssue
-from agent_interface.evaluator.harness.adapter import HarnessLaunch
-from agent_interface.evaluator.harness.install import HARNESS_CLI_PINS
+from agent_interface.evaluator.harness.adapter import GatewayAccess, HarnessLaunch
+from agent_interface.evaluator.harness.adapters import adapter_for
+from agent_interface.evaluator.harness.install import HARNESS_CLI_PINS, locate_cli, observed_version
 
-__all__ = ["GATEWAY_ENV_NAMES", "HARNESS_EXECUTABLES", "harness_cli_of", "native_lowering", "pinned_version"]
+__all__ = [
+    "GATEWAY_ENV_NAMES",
+    "HARNESS_EXECUTABLES",
+    "PreparedHarnessRun",
+    "harness_cli_of",
+    "native_lowering",
+    "pinned_version",
+    "prepare_harness_run",
+]
 
 HARNESS_EXECUTABLES: Final = {"claude-code": "claude", "codex": "codex", "opencode": "opencode"}
 """The executable a harness bundle's launch names, by harness."""
@@ -73,3 +93,53 @@ def native_lowering(launch: HarnessLaunch) -> NativeProfileLowering:
     flags = argv[: argv.index("--")] if "--" in argv else argv
     flags += [f"home:{native.path}={sha256_bytes(native.content)}" for native in launch.files if native.root == "home"]
     return NativeProfileLowering(files=files, env=env, flags=flags)
+
+
+@dataclass(frozen=True)
+class PreparedHarnessRun:
+    """Everything a run of a harness bundle needs before launch: the harness, the CLI found
+    on this machine and the version it reports, the launch (argv, env, native files), and
+    the sealed profile plan and activation of that launch."""
+
+    harness: str
+    declared_version: str
+    observed_version: str
+    launch: HarnessLaunch
+    plan: AgentCandidateProfilePlanEvidence
+    activation: AgentCandidateProfileActivation
+
+
+def prepare_harness_run(
+    bundle: AgentCandidateBundle,
+    *,
+    access: GatewayAccess,
+    instruction: str,
+    workspace: str,
+    home: str,
+    prefix: str | os.PathLike[str] | None = None,
+    binary: str | None = None,
+) -> PreparedHarnessRun:
+    """Prepare a run of ``bundle`` by its real CLI: the CLI under ``prefix`` (default: the
+    ``AGENT_INTERFACE_HARNESS_CLIS`` prefix) and its observed version, the adapter's launch
+    (``binary`` names the CLI as the process sees it, e.g. inside a container; default its
+    host path), and the sealed plan and activation. Refused: a bundle that does not launch
+    its harness's CLI (``harness_cli_required``), a CLI not installed
+    (``harness_cli_unavailable``), and every profile field the harness cannot honour."""
+    harness = harness_cli_of(bundle)
+    if harness is None:
+        raise ContractError([ContractIssue("/execution/launch", "harness_cli_required",
+                                           "the bundle does not launch its harness's own CLI")],
+                            subject="harness run")
+    found = locate_cli(harness, prefix)
+    if found is None:
+        raise ContractError([ContractIssue("/execution/harness", "harness_cli_unavailable",
+                                           "the harness's CLI is not installed on this machine")],
+                            subject="harness run")
+    launch = adapter_for(harness).plan(bundle.profile, binary=binary or str(found), access=access,
+                                       instruction=instruction, workspace=workspace, home=home)
+    native = native_lowering(launch)
+    plan = build_profile_plan(bundle, native=native)
+    return PreparedHarnessRun(
+        harness=harness, declared_version=bundle.execution.harness_version, observed_version=observed_version(found),
+        launch=launch, plan=plan, activation=build_profile_activation(bundle, plan, native=native),
+    )

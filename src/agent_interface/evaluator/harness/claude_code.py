@@ -12,16 +12,20 @@ server's ``cwd`` is refused: ``.mcp.json`` has no such key); skills -> ``SKILL.m
 (a front matter naming the skill is added when the text has none); ``subagents`` ->
 ``.claude/agents/<name>.md`` (description and prompt only); ``model.reasoningEffort`` ->
 ``--effort``; ``hooks`` -> ``hooks`` of ``.claude/settings.json`` (Claude Code's event names
-only; a hook's ``env`` or ``blocking`` is refused: Claude Code has neither). The three token
+only; a hook's ``env`` or ``blocking`` is refused: Claude Code has neither; a candidate
+profile's shell-free hook, ``executable`` and ``args``, is written as the one shell command
+that parses back to exactly that argv). The three token
 ceilings and modes are refused.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from typing import Any, Final
 
+from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.evaluator.harness.adapter import (
     GatewayAccess,
     HarnessApi,
@@ -66,7 +70,13 @@ def _hooks(fields: ProfileFields) -> dict[str, Any]:
             for key in ("env", "blocking"):
                 if hook.get(key) is not None:
                     fields.refuse(f"{pointer}/{index}/{key}", "a Claude Code hook has no such setting")
-            command: dict[str, Any] = {"type": "command", "command": hook["command"]}
+            if "executable" in hook:  # a candidate profile's shell-free hook: quoted back to its exact argv
+                argv = [hook["executable"]] + [fields.config_text(f"{pointer}/{index}/args/{i}", value) or ""
+                                               for i, value in enumerate(hook.get("args") or ())]
+                text = shlex.join(argv)
+            else:
+                text = hook["command"]
+            command: dict[str, Any] = {"type": "command", "command": text}
             if hook.get("timeoutMs") is not None:
                 command["timeout"] = max(1, -(-int(hook["timeoutMs"]) // 1000))
             entries.append({"matcher": hook.get("matcher") or "", "hooks": [command]})
@@ -109,7 +119,7 @@ class ClaudeCodeAdapter:
 
     def plan(
         self,
-        profile: AgentProfile,
+        profile: AgentProfile | AgentCandidateProfile,
         *,
         binary: str,
         access: GatewayAccess,

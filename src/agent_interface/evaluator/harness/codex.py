@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.evaluator.harness.adapter import (
     GatewayAccess,
     HarnessApi,
@@ -67,7 +68,7 @@ class CodexAdapter:
 
     def plan(
         self,
-        profile: AgentProfile,
+        profile: AgentProfile | AgentCandidateProfile,
         *,
         binary: str,
         access: GatewayAccess,

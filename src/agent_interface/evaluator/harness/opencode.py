@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.evaluator.harness.adapter import (
     GatewayAccess,
     HarnessApi,
@@ -96,7 +97,7 @@ class OpencodeAdapter:
 
     def plan(
         self,
-        profile: AgentProfile,
+        profile: AgentProfile | AgentCandidateProfile,
         *,
         binary: str,
         access: GatewayAccess,

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.core.contract_limits import is_safe_relative_path
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.evaluator.harness.adapter import HarnessSetting, NativeFile, ReportedField
@@ -84,8 +85,8 @@ class ProfileFields:
     """One profile being lowered for ``harness``: the readers an adapter uses, the record of
     files, settings and reported fields, and the refusals collected so far."""
 
-    def __init__(self, profile: AgentProfile, harness: HarnessType) -> None:
-        self.wire: dict[str, Any] = profile.to_wire()
+    def __init__(self, profile: AgentProfile | AgentCandidateProfile, harness: HarnessType) -> None:
+        self.wire: dict[str, Any] = profile.to_wire()  # an AgentProfile's or a bundle's AgentCandidateProfile
         self.harness = harness
         self.issues: list[ContractIssue] = []
         self.files: list[NativeFile] = []
