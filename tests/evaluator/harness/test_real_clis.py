@@ -98,10 +98,10 @@ def test_a_profile_change_is_visible_in_what_the_server_received(harness: str, t
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_a_refused_call_ends_the_run_promptly_with_the_right_record(harness: str, tmp_path: Path) -> None:
     adapter = adapter_for(harness)
-    run = run_cli(harness, tmp_path, [], instruction="Create hello.txt.", timeout=90)
-    assert run.exit_code != 0
+    run = run_cli(harness, tmp_path, [], instruction="Create hello.txt.", timeout=150)
+    assert run.exit_code > 0  # exited by itself, not killed by the time limit
     assert run.outcome.status == "error"
-    assert run.seconds < 60
+    assert run.seconds < 90  # it ended by itself, long before the time limit (150 s)
     statuses = [request.status for request in run.server.requests]
     assert statuses and set(statuses) == {adapter.refusal.refusal_status}
     assert len(statuses) <= adapter.refusal.requests_per_refusal

@@ -36,7 +36,7 @@ def test_the_cli_edits_a_file_in_a_container_through_the_gateway(harness: str, t
 def test_a_budget_cut_in_a_container_ends_promptly(harness: str, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     replies = [{"toolCalls": [_write_call(harness, workspace)]}, {"text": "done"}]
-    run = run_cli_through_gateway(harness, tmp_path, replies, _limits(1), container=True, timeout=90)
-    assert run.exit_code != 0 and run.outcome.status == "error"
-    assert run.seconds < 60
+    run = run_cli_through_gateway(harness, tmp_path, replies, _limits(1), container=True, timeout=150)
+    assert run.exit_code > 0 and run.outcome.status == "error"  # exited by itself
+    assert run.seconds < 90  # it ended by itself, long before the time limit (150 s)
     assert run.settlement.model_calls == 1 and run.settlement.refused_calls >= 1

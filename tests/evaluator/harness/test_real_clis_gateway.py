@@ -61,10 +61,10 @@ def test_the_gateway_count_equals_the_harness_report(harness: str, tmp_path: Pat
 def test_a_run_cut_by_the_call_budget_ends_promptly(harness: str, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     replies = [{"toolCalls": [_write_call(harness, workspace)]}, {"text": "done"}]
-    run = run_cli_through_gateway(harness, tmp_path, replies, _limits(1), timeout=90)
+    run = run_cli_through_gateway(harness, tmp_path, replies, _limits(1), timeout=150)
     assert (workspace / "hello.txt").exists()  # the first call's tool ran
-    assert run.exit_code != 0 and run.outcome.status == "error"
-    assert run.seconds < 60
+    assert run.exit_code > 0 and run.outcome.status == "error"  # exited by itself
+    assert run.seconds < 90  # it ended by itself, long before the time limit (150 s)
     settlement = run.settlement
     assert settlement.model_calls == 1 and settlement.unsettled_calls == 0
     refusal = adapter_for(harness).refusal
