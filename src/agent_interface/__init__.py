@@ -246,6 +246,8 @@ if TYPE_CHECKING:
     )
     from .candidate.plan_builders import (
         EVALUATOR_LAUNCH_ENV_NAMES as EVALUATOR_LAUNCH_ENV_NAMES,
+        NativeProfileFile as NativeProfileFile,
+        NativeProfileLowering as NativeProfileLowering,
         TANGLE_MODEL_ENDPOINT as TANGLE_MODEL_ENDPOINT,
         activation_digest as activation_digest,
         build_execution_plan as build_execution_plan,
@@ -1512,6 +1514,8 @@ _EXPORTS: dict[str, str] = {
     "AgentCandidateTiming": "candidate.outcomes",
     "AgentCandidateWorkspaceOutcome": "candidate.outcomes",
     "EVALUATOR_LAUNCH_ENV_NAMES": "candidate.plan_builders",
+    "NativeProfileFile": "candidate.plan_builders",
+    "NativeProfileLowering": "candidate.plan_builders",
     "TANGLE_MODEL_ENDPOINT": "candidate.plan_builders",
     "activation_digest": "candidate.plan_builders",
     "build_execution_plan": "candidate.plan_builders",
