@@ -130,7 +130,9 @@ def test_opencode_config_and_plugin_seed() -> None:
     ("opencode", {"resources": {"commands": [{"kind": "inline", "name": "s", "content": "x"}]}},
      "/resources/commands", "harness_cannot_honor"),
     ("opencode", {"prompt": {"systemPrompt": "S"}}, "/prompt/systemPrompt", "harness_cannot_honor"),
-    ("opencode", {"subagents": {"a": {"prompt": "x"}}}, "/subagents", "harness_cannot_honor"),
+    ("opencode", {"subagents": {"a": {"prompt": "x", "maxSteps": 3}}}, "/subagents/a/maxSteps",
+     "harness_cannot_honor"),
+    ("codex", {"subagents": {"a": {"prompt": "x"}}}, "/subagents", "harness_cannot_honor"),
     ("claude-code", {"hooks": {"BeforeEverything": [{"command": "check"}]}}, "/hooks/BeforeEverything",
      "harness_cannot_honor"),
     ("claude-code", {"hooks": {"Stop": [{"command": "check", "blocking": True}]}}, "/hooks/Stop/0/blocking",
@@ -296,3 +298,14 @@ def test_a_bundles_candidate_profile_is_lowered_too() -> None:
     import shlex
 
     assert shlex.split(hook["command"]) == ["check-tool", "a b'c"]
+
+
+def test_opencode_agents_and_subagents() -> None:
+    launch = _plan("opencode", {
+        "resources": {"agents": [{"kind": "inline", "name": "critic", "content": "Be critical."}]},
+        "subagents": {"tester": {"description": "Runs tests", "prompt": "Run them.", "tools": {"bash": True},
+                                 "permissions": {"edit": "deny"}, "model": "m1"}}})
+    assert _file(launch, ".opencode/agents/critic.md").startswith('---\ndescription: "critic"\nmode: subagent\n')
+    assert json.loads(_file(launch, "opencode.json"))["agent"] == {"tester": {
+        "mode": "subagent", "description": "Runs tests", "prompt": "Run them.", "model": "tangle-gateway/m1",
+        "tools": {"bash": True}, "permission": {"edit": "deny"}}}

@@ -143,3 +143,17 @@ def test_a_claude_code_hook_from_the_profile_runs(tmp_path: Path) -> None:
                   profile=profile)
     assert run.exit_code == 0, run.stderr[-2000:]
     assert (workspace / "post-tool-hook-ran").exists()
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "opencode"])
+def test_profile_agents_are_offered_to_the_model(harness: str, tmp_path: Path) -> None:
+    profile = {
+        "resources": {"agents": [{"kind": "inline", "name": "critic",
+                                  "content": "---\ndescription: AGENT-MARK-1a critiques a diff\n---\n\nBe critical.\n"}]},
+        "subagents": {"tester": {"description": "AGENT-MARK-2b runs the tests", "prompt": "Run the tests."}},
+    }
+    run = run_cli(harness, tmp_path, [Step("text", text="ok")], profile=profile, instruction="Say ok.")
+    assert run.exit_code == 0 and run.outcome.status == "completed", run.stderr[-2000:]
+    body = _body_text(run)
+    assert "AGENT-MARK-1a" in body and "AGENT-MARK-2b" in body
+    _assert_offline(run)

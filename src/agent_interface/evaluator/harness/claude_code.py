@@ -166,11 +166,15 @@ class ClaudeCodeAdapter:
         fields.add_file("workspace", ".claude/settings.json", json.dumps(settings, indent=2) + "\n")
         fields.setting("", ".claude/settings.json", json.dumps(settings, sort_keys=True))
         fields.skills(".claude/skills")
-        for kind in ("agents", "commands"):
-            for resource in fields.inline_resources(kind):
-                path = f".claude/{kind}/{resource.name}.md"
-                fields.add_file("workspace", path, resource.content, source=resource.pointer)
-                fields.setting(resource.pointer, path, kind[:-1])
+        for resource in fields.inline_resources("agents"):
+            path = f".claude/agents/{resource.name}.md"
+            fields.add_file("workspace", path, with_front_matter(resource.name, resource.content, resource.name),
+                            source=resource.pointer)
+            fields.setting(resource.pointer, path, "agent")
+        for resource in fields.inline_resources("commands"):
+            path = f".claude/commands/{resource.name}.md"
+            fields.add_file("workspace", path, resource.content, source=resource.pointer)
+            fields.setting(resource.pointer, path, "command")
         self._subagents(fields, access.model)
         fields.file_mounts()
         fields.check()

@@ -15,9 +15,11 @@ file listed in ``instructions`` (opencode adds it to its system prompt); ``tools
 ``tools``; ``permissions`` -> ``permission`` (opencode's own shape: a value or a map of
 patterns; ``ask`` is refused: no one answers in a measured run); local MCP servers ->
 ``mcp`` (``type: "local"``; ``cwd`` refused); ``model.reasoningEffort`` -> the model's
-``reasoningEffort`` option; skills -> ``.opencode/skills/<name>/SKILL.md``. Refused:
-``prompt.systemPrompt`` (opencode cannot delete its own prompt), agents, commands,
-subagents, hooks, modes and the token ceilings.
+``reasoningEffort`` option; skills -> ``.opencode/skills/<name>/SKILL.md``; inline agents ->
+``.opencode/agents/<name>.md`` (a subagent front matter is added when the text has none);
+``subagents`` -> ``agent`` entries (``mode: subagent``; description, prompt, tools,
+permissions; ``maxSteps`` refused). Refused: ``prompt.systemPrompt`` (opencode cannot delete
+its own prompt), commands, hooks, modes and the token ceilings.
 """
 
 from __future__ import annotations
@@ -179,12 +181,21 @@ class OpencodeAdapter:
             fields.setting(server.pointer, f"opencode.json:mcp.{server.name}", "local" if server.enabled else "disabled")
         if mcp:
             config["mcp"] = mcp
-        fields.add_file("workspace", "opencode.json", json.dumps(config, indent=2) + "\n")
-        fields.setting("", "opencode.json", json.dumps(config, sort_keys=True))
         for path, content in _plugin_seed():
             fields.add_file("home", path, content)
         fields.setting("", "~/.config/opencode", "pre-seeded plugin directory (no background npm install)")
         fields.skills(".opencode/skills")
+        for agent in fields.inline_resources("agents"):
+            path = f".opencode/agents/{agent.name}.md"
+            text = agent.content if agent.content.startswith("---\n") else (
+                f"---\ndescription: {json.dumps(agent.name)}\nmode: subagent\n---\n\n{agent.content}")
+            fields.add_file("workspace", path, text, source=agent.pointer)
+            fields.setting(agent.pointer, path, "agent")
+        agents = self._subagents(fields, model_ref, access.model)
+        if agents:
+            config["agent"] = agents
+        fields.add_file("workspace", "opencode.json", json.dumps(config, indent=2) + "\n")
+        fields.setting("", "opencode.json", json.dumps(config, sort_keys=True))
         fields.file_mounts()
         fields.check()
         argv = (binary, "run", "--pure", "--format", "json", "--model", model_ref, "--title", "task", "--",
@@ -198,6 +209,34 @@ class OpencodeAdapter:
                 fields.setting("", f"env:{name}", shown)
         return HarnessLaunch(self.harness, argv, env, tuple(fields.files), tuple(fields.settings),
                              tuple(fields.reported))
+
+    @staticmethod
+    def _subagents(fields: ProfileFields, model_ref: str, model: str) -> dict[str, Any]:
+        agents: dict[str, Any] = {}
+        for name, spec in (fields.take("/subagents") or {}).items():
+            pointer = "/subagents/" + name.replace("~", "~0").replace("/", "~1")
+            entry: dict[str, Any] = {"mode": "subagent", "description": spec.get("description") or name}
+            if spec.get("prompt"):
+                entry["prompt"] = spec["prompt"]
+            if spec.get("model") not in (None, model):
+                fields.refuse(f"{pointer}/model", "it names another model than the run's", code="model_route_mismatch")
+            elif spec.get("model") is not None:
+                entry["model"] = model_ref
+            if spec.get("tools"):
+                entry["tools"] = dict(spec["tools"])
+            for key, rule in (spec.get("permissions") or {}).items():
+                values = rule.values() if isinstance(rule, Mapping) else [rule]
+                if "ask" in values:
+                    fields.refuse(f"{pointer}/permissions/{key}",
+                                  "'ask' needs someone to answer, and no one does in a measured run")
+                    continue
+                entry.setdefault("permission", {})[key] = dict(rule) if isinstance(rule, Mapping) else rule
+            for key in ("maxSteps", "metadata"):
+                if spec.get(key) is not None:
+                    fields.refuse(f"{pointer}/{key}", "an opencode agent has no such setting")
+            agents[name] = entry
+            fields.setting(pointer, f"opencode.json:agent.{name}", "subagent")
+        return agents
 
     def parse_output(self, exit_code: int, stdout: bytes, stderr: bytes) -> HarnessOutcome:
         """Read the ``--format json`` event lines: usage summed over ``step_finish`` parts,

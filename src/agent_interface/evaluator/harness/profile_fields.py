@@ -47,9 +47,14 @@ def _present(value: Any) -> bool:
 
 
 def with_front_matter(name: str, content: str, description: str) -> str:
-    """``content`` as a skill or agent file: unchanged when it opens with a YAML front
-    matter, else preceded by one naming it and describing it."""
+    """``content`` as a skill or agent file: when it opens with a YAML front matter without a
+    ``name``, the name is added to it (Claude Code ignores an unnamed agent); without a front
+    matter, one naming and describing it is put first."""
     if content.startswith("---\n"):
+        end = content.find("\n---", 3)
+        block = content[4:end] if end >= 0 else ""
+        if end >= 0 and not any(line.startswith("name:") for line in block.splitlines()):
+            return f"---\nname: {name}\n{content[4:]}"
         return content
     return f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n\n{content}"
 
