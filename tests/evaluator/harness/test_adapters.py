@@ -143,6 +143,7 @@ def test_opencode_config_and_plugin_seed() -> None:
     ("opencode", {"permissions": {"bash": {"*": "ask"}}}, "/permissions/bash", "harness_cannot_honor"),
     ("claude-code", {"model": {"maxVisibleOutputTokens": 100}}, "/model/maxVisibleOutputTokens",
      "harness_cannot_honor"),
+    ("opencode", {"model": {"maxTotalOutputTokens": 100}}, "/model/maxTotalOutputTokens", "harness_cannot_honor"),
     ("claude-code", {"model": {"reasoningEffort": "minimal"}}, "/model/reasoningEffort", "harness_cannot_honor"),
     ("claude-code", {"model": {"default": "other"}}, "/model/default", "model_route_mismatch"),
     ("claude-code", {"harness": "codex"}, "/harness", "profile_harness_mismatch"),
@@ -309,3 +310,9 @@ def test_opencode_agents_and_subagents() -> None:
     assert json.loads(_file(launch, "opencode.json"))["agent"] == {"tester": {
         "mode": "subagent", "description": "Runs tests", "prompt": "Run them.", "model": "tangle-gateway/m1",
         "tools": {"bash": True}, "permission": {"edit": "deny"}}}
+
+
+def test_claude_code_total_output_ceiling_is_its_max_tokens() -> None:
+    launch = _plan("claude-code", {"model": {"maxTotalOutputTokens": 1234}})
+    assert launch.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "1234"
+    assert any(s.pointer == "/model/maxTotalOutputTokens" for s in launch.settings)

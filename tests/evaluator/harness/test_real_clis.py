@@ -157,3 +157,10 @@ def test_profile_agents_are_offered_to_the_model(harness: str, tmp_path: Path) -
     body = _body_text(run)
     assert "AGENT-MARK-1a" in body and "AGENT-MARK-2b" in body
     _assert_offline(run)
+
+
+def test_claude_code_sends_the_profile_output_ceiling_as_max_tokens(tmp_path: Path) -> None:
+    run = run_cli("claude-code", tmp_path, [Step("text", text="ok")],
+                  profile={"model": {"maxTotalOutputTokens": 1234}}, instruction="Say ok.")
+    assert run.exit_code == 0 and run.outcome.status == "completed", run.stderr[-2000:]
+    assert [request.body["max_tokens"] for request in run.server.requests] == [1234]

@@ -14,8 +14,10 @@ server's ``cwd`` is refused: ``.mcp.json`` has no such key); skills -> ``SKILL.m
 ``--effort``; ``hooks`` -> ``hooks`` of ``.claude/settings.json`` (Claude Code's event names
 only; a hook's ``env`` or ``blocking`` is refused: Claude Code has neither; a candidate
 profile's shell-free hook, ``executable`` and ``args``, is written as the one shell command
-that parses back to exactly that argv). The three token
-ceilings and modes are refused.
+that parses back to exactly that argv);
+``model.maxTotalOutputTokens`` -> ``CLAUDE_CODE_MAX_OUTPUT_TOKENS`` (every request's
+``max_tokens``, thinking included, which the gateway sees and meters). The visible and
+reasoning ceilings and modes are refused.
 """
 
 from __future__ import annotations
@@ -142,7 +144,11 @@ class ClaudeCodeAdapter:
             else:
                 argv += ["--effort", control]
                 fields.setting("/model/reasoningEffort", "argv:--effort", control)
-        for key in _CEILINGS:
+        extra_env: dict[str, str] = {}
+        total = fields.take("/model/maxTotalOutputTokens")
+        if total is not None:  # every request's max_tokens (thinking included), which the gateway meters
+            extra_env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(total)
+        for key in _CEILINGS[:2]:
             if fields.take(f"/model/{key}") is not None:
                 fields.refuse(f"/model/{key}", "the output ceiling has no native control the gateway can verify")
         for key, flag in (("systemPrompt", "--system-prompt"), ("appendSystemPrompt", "--append-system-prompt")):
@@ -188,12 +194,13 @@ class ClaudeCodeAdapter:
             "ANTHROPIC_SMALL_FAST_MODEL": access.model,
             "IS_SANDBOX": "1",
             **CLAUDE_CODE_OFFLINE_ENV,
+            **extra_env,
         }
         for name in sorted(env):
             if name not in ("HOME", "PATH"):
                 shown = "<run token>" if name == "ANTHROPIC_API_KEY" else (
                     "<gateway>" if name == "ANTHROPIC_BASE_URL" else env[name])
-                fields.setting("", f"env:{name}", shown)
+                fields.setting("/model/maxTotalOutputTokens" if name in extra_env else "", f"env:{name}", shown)
         return HarnessLaunch(self.harness, tuple(argv), env, tuple(fields.files), tuple(fields.settings),
                              tuple(fields.reported))
 
