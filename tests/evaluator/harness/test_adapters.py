@@ -71,7 +71,8 @@ def test_claude_code_native_files_and_flags() -> None:
     assert argv[argv.index("--mcp-config") + 1] == "/ws/.mcp.json"
     assert _file(launch, "CLAUDE.md") == "Use pytest.\n"
     settings = json.loads(_file(launch, ".claude/settings.json"))
-    assert settings["permissions"] == {"allow": ["Bash(pytest)"], "deny": ["WebFetch", "Bash(git push)"]}
+    assert settings["permissions"] == {"allow": ["Bash(pytest)"],
+                                       "deny": ["WebFetch", "Bash(git push)", "WebSearch"]}
     assert json.loads(_file(launch, ".mcp.json"))["mcpServers"] == {
         "docs": {"type": "stdio", "command": "docs-mcp", "args": ["v"], "env": {}}}
     assert _file(launch, ".claude/skills/review/SKILL.md").startswith("---\nname: review\n")

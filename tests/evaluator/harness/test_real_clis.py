@@ -55,6 +55,8 @@ def test_harness_edits_a_file_through_its_own_tools(harness: str, tmp_path: Path
     assert [request.status for request in run.server.requests] == [200, 200]
     assert all(request.path.endswith(API_PATH[harness]) for request in run.server.requests)
     assert "PROFILE-LINE-7f3a" in _body_text(run)
+    offered = {tool.get("name") or tool.get("function", {}).get("name") for tool in run.server.requests[0].body["tools"]}
+    assert not offered & {"web_search", "webfetch", "WebFetch", "WebSearch"}  # no tool that reaches out
     usage = run.outcome.usage
     assert usage is not None
     assert (usage.input_tokens, usage.output_tokens) == (run.server.sent_input, run.server.sent_output)

@@ -5,7 +5,9 @@ Anthropic Messages route.
 
 Native mapping: project instructions -> ``CLAUDE.md``; ``prompt.systemPrompt`` ->
 ``--system-prompt`` (replace); ``prompt.appendSystemPrompt`` -> ``--append-system-prompt``;
-``tools`` -> ``permissions.allow`` / ``permissions.deny`` entries ``Name``; ``permissions`` ->
+``tools`` -> ``permissions.allow`` / ``permissions.deny`` entries ``Name`` (``WebFetch`` and
+``WebSearch`` are denied unless the profile names them: the run's only network is the
+gateway); ``permissions`` ->
 ``Name`` or ``Name(pattern)`` entries (``ask`` is refused: no one answers in a measured
 run); ``mcp`` -> ``.mcp.json`` loaded with ``--mcp-config --strict-mcp-config`` (a local
 server's ``cwd`` is refused: ``.mcp.json`` has no such key); skills -> ``SKILL.md`` files
@@ -56,6 +58,7 @@ CLAUDE_CODE_OFFLINE_ENV: Final = {
 """The switches that stop telemetry, update checks, error reports and the extra title request."""
 
 _CEILINGS: Final = ("maxVisibleOutputTokens", "maxReasoningTokens", "maxTotalOutputTokens")
+_WEB_TOOLS: Final = ("WebFetch", "WebSearch")
 _HOOK_EVENTS: Final = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop",
                                  "SessionStart", "SessionEnd", "Notification", "PreCompact"})
 
@@ -162,7 +165,10 @@ class ClaudeCodeAdapter:
             for pointer in pointers:
                 fields.setting(pointer, "CLAUDE.md", "project instructions")
         settings: dict[str, Any] = {"permissions": {}}
-        for kind, entries in _permission_entries(fields).items():
+        lists = _permission_entries(fields)
+        named = {entry.split("(", 1)[0] for entries in lists.values() for entry in entries}
+        lists["deny"] += [tool for tool in _WEB_TOOLS if tool not in named]  # off unless the profile says
+        for kind, entries in lists.items():
             if entries:
                 settings["permissions"][kind] = entries
         hooks = _hooks(fields)
