@@ -72,12 +72,13 @@ def _enter_loopback_namespace() -> bool:
     return done.returncode == 0
 
 
-def git_repository(path: Path) -> Path:
-    """A fresh Git repository with one committed file."""
+def git_repository(path: Path, files: dict[str, str] | None = None) -> Path:
+    """A fresh Git repository with ``README.md`` (and ``files``) committed."""
     path.mkdir(parents=True)
     env = {"HOME": str(path), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1"}
-    (path / "README.md").write_text("A task repository.\n")
-    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "README.md"],
+    for name, text in {"README.md": "A task repository.\n", **(files or {})}.items():
+        (path / name).write_text(text)
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
                  ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "base"]):
         subprocess.run(argv, cwd=path, env=env, check=True, capture_output=True)
     return path
@@ -135,8 +136,8 @@ async def _execute(launch: HarnessLaunch, workspace: Path, scratch: Path, origin
             "outside": outside}
 
 
-def _fresh(tmp_path: Path) -> tuple[Path, Path]:
-    workspace = git_repository(tmp_path / "workspace")
+def _fresh(tmp_path: Path, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    workspace = git_repository(tmp_path / "workspace", files)
     home = tmp_path / "home"
     home.mkdir()
     return workspace, home
@@ -144,14 +145,14 @@ def _fresh(tmp_path: Path) -> tuple[Path, Path]:
 
 def run_cli(harness: str, tmp_path: Path, script: list[Step], *, profile: dict[str, Any] | None = None,
             instruction: str = "Create hello.txt.", timeout: float = 120.0, trace: bool = False,
-            through_proxy: bool = False) -> CliRun:
+            through_proxy: bool = False, repo_files: dict[str, str] | None = None) -> CliRun:
     """Run ``harness`` on ``instruction`` against a scripted server; see the module. With
     ``through_proxy`` the harness is given the gateway's name (``model-gateway.internal``,
     which resolves nowhere here) and ``HTTP_PROXY`` naming the server, as a container on the
     strict-egress route is."""
     binary = cli_or_skip(harness)
     adapter = adapter_for(harness)
-    workspace, home = _fresh(tmp_path)
+    workspace, home = _fresh(tmp_path, repo_files)
 
     async def main(namespace: bool) -> dict[str, Any]:
         server = ScriptedModelServer(script, token=TOKEN)

@@ -69,7 +69,7 @@ def test_claude_code_native_files_and_flags() -> None:
     assert argv[argv.index("--append-system-prompt") + 1] == "A"
     assert argv[argv.index("--effort") + 1] == "high"
     assert argv[argv.index("--mcp-config") + 1] == "/ws/.mcp.json"
-    assert _file(launch, "CLAUDE.md") == "Use pytest.\n"
+    assert _file(launch, ".claude/CLAUDE.md") == "Use pytest.\n"
     settings = json.loads(_file(launch, ".claude/settings.json"))
     assert settings["permissions"] == {"allow": ["Bash(pytest)"],
                                        "deny": ["WebFetch", "Bash(git push)", "WebSearch"]}
@@ -79,7 +79,8 @@ def test_claude_code_native_files_and_flags() -> None:
     assert "Be critical." in _file(launch, ".claude/agents/critic.md")
     assert next(f for f in launch.files if f.path == "tools/run").mode == 0o755
     assert [r.pointer for r in launch.reported] == ["/name"]
-    assert set(launch.workspace_paths()) >= {"CLAUDE.md", ".claude/settings.json", ".mcp.json", "tools/run"}
+    assert set(launch.workspace_paths()) >= {".claude/settings.json", ".mcp.json", "tools/run"}
+    assert "--setting-sources" in launch.argv and "user,project" in launch.argv
     assert any(s.pointer == "/mcp/old" and "disabled" in s.value for s in launch.settings)
 
 
@@ -96,7 +97,7 @@ def test_codex_config_points_at_the_gateway_with_every_other_feature_off() -> No
                  '[mcp_servers."docs"]', 'cwd = "tools"'):
         assert line in config.splitlines(), line
     assert "[analytics]\nenabled = false" in config and "[feedback]\nenabled = false" in config
-    assert _file(launch, "AGENTS.md") == "Use pytest.\n"
+    assert _file(launch, ".codex/AGENTS.md") == "Use pytest.\n"
     assert _file(launch, ".codex/model-instructions.md") == "S"
     assert launch.env["CODEX_HOME"] == "/home/agent/.codex"
     assert launch.argv[1:4] == ("exec", "--json", "--strict-config")
@@ -154,9 +155,8 @@ def test_opencode_config_and_plugin_seed() -> None:
      "/mcp/m/env/API_KEY", "profile_secret_unsupported"),
     ("claude-code", {"resources": {"instructions": {"kind": "github", "path": "docs/x.md"}}},
      "/resources/instructions", "profile_resource_not_inline"),
-    ("claude-code", {"resources": {"files": [{"path": "CLAUDE.md", "resource": {
-        "kind": "inline", "name": "c", "content": "x"}}]}, "prompt": {"instructions": ["y"]}},
-     "/resources/files/0", "native_path_conflict"),
+    ("claude-code", {"resources": {"files": [{"path": ".claude/settings.json", "resource": {
+        "kind": "inline", "name": "c", "content": "x"}}]}}, "/resources/files/0", "native_path_conflict"),
     ("claude-code", {"resources": {"files": [{"path": "../x", "resource": {
         "kind": "inline", "name": "c", "content": "x"}}]}}, "/resources/files/0/path", "unsafe_relative_path"),
     ("claude-code", {"resources": {"skills": [{"kind": "inline", "name": "../s", "content": "x"}]}},
@@ -294,7 +294,7 @@ def test_a_bundles_candidate_profile_is_lowered_too() -> None:
     })
     launch = adapter_for("claude-code").plan(profile, binary="/opt/cli", access=ACCESS, instruction="x",
                                              workspace="/ws", home="/h")
-    assert _file(launch, "CLAUDE.md") == "Use pytest.\n"
+    assert _file(launch, ".claude/CLAUDE.md") == "Use pytest.\n"
     assert _file(launch, ".claude/skills/review/SKILL.md").endswith("Review it.")
     hook = json.loads(_file(launch, ".claude/settings.json"))["hooks"]["PostToolUse"][0]["hooks"][0]
     import shlex

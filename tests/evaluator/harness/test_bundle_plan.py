@@ -54,16 +54,16 @@ def test_the_launch_lowers_into_a_sealed_plan_and_activation(tmp_path: Path) -> 
     native = native_lowering(launch)
     plan = build_profile_plan(bundle, native=native)
     material = plan.material
-    assert [file.rel_path for file in material.files] == [".claude/settings.json", "CLAUDE.md"]
-    claude_md = next(file for file in material.files if file.rel_path == "CLAUDE.md")
-    assert claude_md.content_sha256 == sha256_utf8("Run the tests first.\n")
+    assert [file.rel_path for file in material.files] == [".claude/settings.json"]
+    flags = [flag.value for flag in material.flags]
+    assert f"home:.claude/CLAUDE.md={sha256_utf8('Run the tests first.' + chr(10))}" in flags
     assert material.append_system_prompt is not None and material.append_system_prompt.value == "Be terse."
     assert material.env["DISABLE_TELEMETRY"].value == "1" and "ANTHROPIC_API_KEY" not in material.env
     assert "--append-system-prompt" in [flag.value for flag in material.flags]
     wire = json.dumps(plan.to_wire())
     assert TOKEN not in wire and "model-gateway.internal" not in wire
     activation = build_profile_activation(bundle, plan, native=native)
-    assert [file.path for file in activation.files] == [".claude/settings.json", "CLAUDE.md"]
+    assert [file.path for file in activation.files] == [".claude/settings.json"]
 
 
 def test_codex_home_files_are_bound_as_flags() -> None:
@@ -95,5 +95,5 @@ def test_prepare_a_harness_run(tmp_path: Path) -> None:
                                    binary="/opt/clis/codex")
     assert prepared.observed_version == prepared.declared_version == "0.171.0"
     assert prepared.launch.argv[0] == "/opt/clis/codex"
-    assert [file.rel_path for file in prepared.plan.material.files] == ["AGENTS.md"]
-    assert [file.path for file in prepared.activation.files] == ["AGENTS.md"]
+    assert list(prepared.plan.material.files) == [] and list(prepared.activation.files) == []
+    assert any(flag.value.startswith("home:.codex/AGENTS.md=sha256:") for flag in prepared.plan.material.flags)

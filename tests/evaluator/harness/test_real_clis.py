@@ -46,8 +46,9 @@ def _assert_offline(run: CliRun) -> None:
 def test_harness_edits_a_file_through_its_own_tools(harness: str, tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     profile = {"prompt": {"instructions": ["PROFILE-LINE-7f3a: keep answers short."]}}
+    own = "CLAUDE.md" if harness == "claude-code" else "AGENTS.md"
     run = run_cli(harness, tmp_path, [_write_step(harness, workspace), Step("text", text="done")],
-                  profile=profile, trace=True)
+                  profile=profile, trace=True, repo_files={own: "REPO-OWN-LINE-2d9c: the task's own rules.\n"})
     assert run.exit_code == 0, run.stderr[-2000:]
     assert (workspace / "hello.txt").read_text() == "hello\n"
     assert run.outcome.status == "completed" and run.outcome.error is None
@@ -55,6 +56,7 @@ def test_harness_edits_a_file_through_its_own_tools(harness: str, tmp_path: Path
     assert [request.status for request in run.server.requests] == [200, 200]
     assert all(request.path.endswith(API_PATH[harness]) for request in run.server.requests)
     assert "PROFILE-LINE-7f3a" in _body_text(run)
+    assert "REPO-OWN-LINE-2d9c" in _body_text(run)  # the task repository's own instructions stay in force
     offered = {tool.get("name") or tool.get("function", {}).get("name") for tool in run.server.requests[0].body["tools"]}
     assert not offered & {"web_search", "webfetch", "WebFetch", "WebSearch"}  # no tool that reaches out
     usage = run.outcome.usage

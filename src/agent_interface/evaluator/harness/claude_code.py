@@ -1,9 +1,10 @@
-"""Claude Code (``@anthropic-ai/claude-code``): the profile as ``CLAUDE.md``,
+"""Claude Code (``@anthropic-ai/claude-code``): the profile as ``~/.claude/CLAUDE.md``,
 ``.claude/settings.json``, ``.claude/skills``, ``.claude/agents``, ``.claude/commands`` and
 ``.mcp.json``, launched as ``claude -p --output-format json`` against the gateway's
 Anthropic Messages route.
 
-Native mapping: project instructions -> ``CLAUDE.md``; ``prompt.systemPrompt`` ->
+Native mapping: instructions -> ``~/.claude/CLAUDE.md`` (the user-level memory, in the run's
+fresh ``$HOME``: the task repository's own ``CLAUDE.md`` stays in force beside it); ``prompt.systemPrompt`` ->
 ``--system-prompt`` (replace); ``prompt.appendSystemPrompt`` -> ``--append-system-prompt``;
 ``tools`` -> ``permissions.allow`` / ``permissions.deny`` entries ``Name`` (``WebFetch`` and
 ``WebSearch`` are denied unless the profile names them: the run's only network is the
@@ -136,9 +137,9 @@ class ClaudeCodeAdapter:
         fields = ProfileFields(profile, self.harness)
         fields.model(access.model)
         argv: list[str] = [binary, "-p", "--output-format", "json", "--model", access.model,
-                           "--permission-mode", "bypassPermissions", "--setting-sources", "project"]
+                           "--permission-mode", "bypassPermissions", "--setting-sources", "user,project"]
         fields.setting("", "argv", "-p --output-format json --permission-mode bypassPermissions "
-                                   "--setting-sources project")
+                                   "--setting-sources user,project")
         effort = fields.take("/model/reasoningEffort")
         if effort is not None:
             control = native_reasoning_control(self.harness, effort)
@@ -160,10 +161,10 @@ class ClaudeCodeAdapter:
                 argv += [flag, text]
                 fields.setting(f"/prompt/{key}", f"argv:{flag}", f"{len(text.encode())} bytes")
         text, pointers = fields.instructions()
-        if text:
-            fields.add_file("workspace", "CLAUDE.md", text + "\n", source=pointers[0])
+        if text:  # the user-level memory: the task repository's own CLAUDE.md stays in force beside it
+            fields.add_file("home", ".claude/CLAUDE.md", text + "\n", source=pointers[0])
             for pointer in pointers:
-                fields.setting(pointer, "CLAUDE.md", "project instructions")
+                fields.setting(pointer, "~/.claude/CLAUDE.md", "instructions")
         settings: dict[str, Any] = {"permissions": {}}
         lists = _permission_entries(fields)
         named = {entry.split("(", 1)[0] for entries in lists.values() for entry in entries}

@@ -1,4 +1,4 @@
-"""Codex (``@openai/codex``): the profile as ``AGENTS.md`` and ``$CODEX_HOME/config.toml``,
+"""Codex (``@openai/codex``): the profile as ``$CODEX_HOME/AGENTS.md`` and ``config.toml``,
 launched as ``codex exec --json`` against the gateway's OpenAI Responses route.
 
 ``config.toml`` names one model provider, the gateway (``wire_api = "responses"``, no
@@ -9,7 +9,8 @@ feature that reaches out (update check, analytics, feedback, plugins, remote plu
 web search). ``--strict-config`` makes Codex refuse a key it does not know, so a stale
 setting fails the run instead of being ignored.
 
-Native mapping: project instructions -> ``AGENTS.md``; ``prompt.systemPrompt`` ->
+Native mapping: instructions -> ``$CODEX_HOME/AGENTS.md`` (the global file: the task
+repository's own ``AGENTS.md`` stays in force beside it); ``prompt.systemPrompt`` ->
 ``model_instructions_file`` (replace); ``model.reasoningEffort`` ->
 ``model_reasoning_effort``; local MCP servers -> ``[mcp_servers.NAME]``; skills ->
 ``.agents/skills/<name>/SKILL.md``. Refused: ``prompt.appendSystemPrompt`` (Codex has no
@@ -107,10 +108,10 @@ class CodexAdapter:
         if fields.get("/prompt/appendSystemPrompt") is not None:
             fields.refuse("/prompt/appendSystemPrompt", "Codex has no control that adds to its own system prompt")
         text, pointers = fields.instructions()
-        if text:
-            fields.add_file("workspace", "AGENTS.md", text + "\n", source=pointers[0])
+        if text:  # the global file: the task repository's own AGENTS.md stays in force beside it
+            fields.add_file("home", ".codex/AGENTS.md", text + "\n", source=pointers[0])
             for pointer in pointers:
-                fields.setting(pointer, "AGENTS.md", "project instructions")
+                fields.setting(pointer, "$CODEX_HOME/AGENTS.md", "instructions")
         lines = [f"{key} = {value}" for key, value in top]
         lines += [
             "",

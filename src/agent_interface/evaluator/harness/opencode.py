@@ -1,4 +1,5 @@
-"""opencode (``opencode-ai``): the profile as ``opencode.json`` and ``AGENTS.md``, launched
+"""opencode (``opencode-ai``): the profile as ``opencode.json`` and
+``~/.config/opencode/AGENTS.md``, launched
 as ``opencode run --pure --format json`` against the gateway's Chat Completions route.
 
 ``opencode.json`` declares one provider, the gateway, through the bundled
@@ -10,7 +11,8 @@ The home directory gets a pre-seeded ``~/.config/opencode`` (``package.json``,
 does not run ``npm install`` in the background. ``--title`` is given, so no title request
 is made.
 
-Native mapping: project instructions -> ``AGENTS.md``; ``prompt.appendSystemPrompt`` -> a
+Native mapping: instructions -> ``~/.config/opencode/AGENTS.md`` (the global file: the task
+repository's own ``AGENTS.md`` stays in force beside it); ``prompt.appendSystemPrompt`` -> a
 file listed in ``instructions`` (opencode adds it to its system prompt); ``tools`` ->
 ``tools``; ``permissions`` -> ``permission`` (opencode's own shape: a value or a map of
 patterns; ``ask`` is refused: no one answers in a measured run); local MCP servers ->
@@ -149,10 +151,10 @@ class OpencodeAdapter:
             config["instructions"] = [_APPEND_FILE]
             fields.setting("/prompt/appendSystemPrompt", "opencode.json:instructions", _APPEND_FILE)
         text, pointers = fields.instructions()
-        if text:
-            fields.add_file("workspace", "AGENTS.md", text + "\n", source=pointers[0])
+        if text:  # the global file: the task repository's own AGENTS.md stays in force beside it
+            fields.add_file("home", ".config/opencode/AGENTS.md", text + "\n", source=pointers[0])
             for pointer in pointers:
-                fields.setting(pointer, "AGENTS.md", "project instructions")
+                fields.setting(pointer, "~/.config/opencode/AGENTS.md", "instructions")
         tools = fields.take("/tools")
         if tools:
             config["tools"] = dict(tools)
