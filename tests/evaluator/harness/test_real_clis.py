@@ -168,3 +168,11 @@ def test_claude_code_sends_the_profile_output_ceiling_as_max_tokens(tmp_path: Pa
                   profile={"model": {"maxTotalOutputTokens": 1234}}, instruction="Say ok.")
     assert run.exit_code == 0 and run.outcome.status == "completed", run.stderr[-2000:]
     assert [request.body["max_tokens"] for request in run.server.requests] == [1234]
+
+
+def test_opencode_retries_a_429_until_its_time_limit(tmp_path: Path) -> None:
+    # Why the gateway refuses opencode with a 400: a 429 keeps it calling until it is killed.
+    assert adapter_for("opencode").refusal.retries_429_forever
+    run = run_cli("opencode", tmp_path, [Step("refuse", status=429)] * 100, instruction="Say ok.", timeout=25)
+    assert run.exit_code < 0  # killed by the time limit, not ended by itself
+    assert len(run.server.requests) >= 2 and {request.status for request in run.server.requests} == {429}
