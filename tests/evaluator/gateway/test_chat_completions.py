@@ -147,3 +147,14 @@ async def test_models_lists_the_plan_s_model_only() -> None:
         assert (await client.models.retrieve("demo-model")).id == "demo-model"
         with pytest.raises(openai.NotFoundError):
             await client.models.retrieve("gpt-4o")
+
+
+async def test_streamed_tool_calls_accumulate_in_the_sdk_s_stream_helper() -> None:
+    upstream = RecordingUpstream([{"toolCalls": [{"id": "call_9", "name": "get_weather", "arguments": {"city": "Lima"}}]}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with openai_client(gateway, run).chat.completions.stream(
+                model="demo-model", messages=USER, tools=[WEATHER_TOOL]) as stream:  # type: ignore[list-item]
+            final = await stream.get_final_completion()
+    (tool_call,) = final.choices[0].message.tool_calls or []
+    assert tool_call.id == "call_9" and json.loads(tool_call.function.arguments) == {"city": "Lima"}

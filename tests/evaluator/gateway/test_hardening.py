@@ -184,3 +184,107 @@ async def test_an_upstream_that_raises_is_a_failed_recorded_call() -> None:
         settlement = run.settle()
     (call,) = settlement.calls
     assert call.status == "failed" and call.reason == "upstream_error" and not call.settled
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"model":"demo-model","messages":[],"t":NaN}', b"[1]",
+                                  b"[" * 100_000, b'{"model":"demo-model","messages":"no"}',
+                                  b'{"model":"demo-model","messages":[],"max_tokens":"9"}', b"\xff\xfe"])
+async def test_a_malformed_request_is_refused_in_the_api_shape_and_recorded(body: bytes) -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "never"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with aiohttp.ClientSession() as session, session.post(
+                gateway.origin + "/v1/chat/completions", data=body,
+                headers={"authorization": "Bearer " + run.token, "content-type": "application/json"}) as answer:
+            document = await answer.json()
+        settlement = run.settle()
+    assert answer.status == 400 and answer.headers["x-should-retry"] == "false"
+    assert document["error"]["code"] in {"invalid_json", "invalid_request"}
+    assert upstream.seen == [] and settlement.calls[0].refusal in {"invalid_json", "invalid_request"}
+
+
+async def test_a_lone_surrogate_the_agent_escaped_reaches_the_upstream_escaped() -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        body = b'{"model":"demo-model","messages":[{"role":"user","content":"a\\ud800b"}]}'
+        async with aiohttp.ClientSession() as session, session.post(
+                gateway.origin + "/v1/chat/completions", data=body,
+                headers={"authorization": "Bearer " + run.token}) as answer:
+            assert answer.status == 200
+    assert b"a\\ud800b" in upstream.seen[0].body
+
+
+async def test_a_call_in_flight_when_the_run_settles_is_unsettled_in_the_settlement() -> None:
+    upstream = SlowStream([{"text": "a b c"}], pause=0.2)
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        task = asyncio.create_task(openai_client(gateway, run).chat.completions.create(model="demo-model",
+                                                                                       messages=USER))
+        while run.in_flight == 0:
+            await asyncio.sleep(0.01)
+        settlement = run.settle()
+        await task
+    assert settlement.unsettled_calls == 1 and settlement.calls[0].status == "in_flight"
+    assert settlement.wire_calls("echo")[0]["status"] == "failed" and not settlement.valid
+
+
+async def test_a_declared_body_far_over_the_bound_is_cut_unread_and_still_recorded() -> None:
+    import aiohttp
+
+    upstream = RecordingUpstream([{"text": "never"}])
+    async with serving(upstream, max_request_bytes=1024) as gateway:
+        run = open_run(gateway)
+        with contextlib.suppress(aiohttp.ClientError):
+            async with aiohttp.ClientSession() as session, session.post(
+                    gateway.origin + "/v1/chat/completions", data=b"x" * (64 << 10),
+                    headers={"authorization": "Bearer " + run.token}) as answer:
+                assert answer.status == 413
+        settlement = run.settle()
+    assert [c.refusal for c in settlement.calls] == ["request_too_large"] and upstream.seen == []
+
+
+async def test_expect_100_continue_is_answered_and_an_oversized_declared_body_refused_before_it_is_sent() -> None:
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream, max_request_bytes=1024) as gateway:
+        run = open_run(gateway)
+        body = b'{"model":"demo-model","messages":[{"role":"user","content":"hi"}]}'
+        head = (b"POST /r/" + run.token.encode() + b"/v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ")
+        (reader, writer), = await _idle_connections(gateway.origin, 1)
+        writer.write(head + str(len(body)).encode() + b"\r\n\r\n")
+        assert await asyncio.wait_for(reader.readline(), 5) == b"HTTP/1.1 100 Continue\r\n"
+        writer.write(body)
+        answer = await asyncio.wait_for(reader.readuntil(b"HTTP/1.1 200"), 5)
+        writer.close()
+        (reader, writer), = await _idle_connections(gateway.origin, 1)
+        writer.write(head + b"5000\r\n\r\n")
+        refused = await asyncio.wait_for(reader.read(65536), 5)
+        writer.close()
+        settlement = run.settle()
+    assert b"HTTP/1.1 200" in answer and refused.startswith(b"HTTP/1.1 413")
+    assert [c.refusal for c in settlement.calls] == [None, "request_too_large"]
+
+
+async def test_closing_the_gateway_mid_stream_ends_the_call_failed_and_recorded() -> None:
+    from agent_interface.evaluator.gateway import ModelGateway
+
+    upstream = SlowStream([{"text": " ".join(["w"] * 200)}], pause=0.05)
+    gateway = ModelGateway(upstream)
+    await gateway.start()
+    run = open_run(gateway)
+    client = openai_client(gateway, run)
+    stream = await client.chat.completions.create(model="demo-model", messages=USER, stream=True)
+    async for _ in stream:
+        break
+    await asyncio.wait_for(gateway.close(), 10)
+    with contextlib.suppress(openai.APIError, Exception):
+        async for _ in stream:
+            pass
+    await client.close()
+    (call,) = run.settle().calls
+    assert call.status == "failed" and call.reason in {"cancelled", "client_disconnected"} and not call.settled

@@ -45,7 +45,7 @@ class StandIn:
         self.cut_stream = False
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        anthropic_api = request.path == "/v1/messages"
+        anthropic_api = request.path.startswith("/v1/messages")
         given = request.headers.get("x-api-key") if anthropic_api else request.headers.get("authorization")
         expected = self.key if anthropic_api else "Bearer " + self.key
         self.requests.append({"path": request.path, "query": request.query_string,
@@ -61,6 +61,8 @@ class StandIn:
             return web.json_response({"error": {"message": "slow down", "type": "rate_limit"}}, status=status,
                                      headers={"retry-after": "0"})
         payload = await request.json()
+        if request.path.endswith("/count_tokens"):
+            return web.json_response({"input_tokens": 42})
         api = "messages" if anthropic_api else ("responses" if request.path.endswith("/responses")
                                                 else "chat.completions")
         cap = payload.get("max_tokens") or payload.get("max_output_tokens") or payload.get("max_completion_tokens")
@@ -158,6 +160,8 @@ async def test_an_anthropic_upstream_gets_x_api_key_and_a_version(secret_key: st
             async with client.messages.stream(model="demo-model", max_tokens=32,
                                               messages=[{"role": "user", "content": "hi"}]) as stream:
                 final = await stream.get_final_message()
+            counted = await client.messages.count_tokens(model="demo-model",
+                                                         messages=[{"role": "user", "content": "hi"}])
             with pytest.raises(openai.BadRequestError) as mismatch:
                 await openai_client(gateway, run).chat.completions.create(model="demo-model", messages=USER)
             settlement = run.settle()
@@ -166,6 +170,7 @@ async def test_an_anthropic_upstream_gets_x_api_key_and_a_version(secret_key: st
     assert server.requests[0]["headers"]["x-api-key"] == secret_key
     assert server.requests[0]["headers"]["anthropic-version"]  # the agent's own, forwarded
     assert mismatch.value.code == "api_not_supported"
+    assert counted.input_tokens == 42 and server.requests[-1]["path"] == "/v1/messages/count_tokens"
     assert [c.settled for c in settlement.calls if c.refusal is None] == [True, True]
 
 

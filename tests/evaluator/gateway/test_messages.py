@@ -106,3 +106,67 @@ async def test_models_in_anthropic_s_shape() -> None:
         run = open_run(gateway)
         models = [model.id async for model in anthropic_client(gateway, run).models.list()]
     assert models == ["demo-model"]
+
+
+async def test_a_streamed_tool_use_accumulates_in_the_sdk() -> None:
+    upstream = RecordingUpstream([{"text": "Let me look.", "toolCalls": [{"id": "toolu_2", "name": "get_weather",
+                                                                           "arguments": {"city": "Kyiv"}}]}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with anthropic_client(gateway, run).messages.stream(
+                model="demo-model", max_tokens=64, messages=[{"role": "user", "content": "go"}],
+                tools=[TOOL]) as stream:  # type: ignore[list-item]
+            final = await stream.get_final_message()
+    text, tool = final.content
+    assert text.type == "text" and text.text == "Let me look."
+    assert tool.type == "tool_use" and tool.input == {"city": "Kyiv"} and final.stop_reason == "tool_use"
+
+
+async def test_a_thinking_budget_is_lowered_below_the_capped_max_tokens_and_kept_when_it_fits() -> None:
+    from agent_interface.evaluator.gateway import GatewayLimits
+
+    upstream = RecordingUpstream([{"text": "ok"}], when_exhausted="cycle")
+    async with serving(upstream) as gateway:
+        run = open_run(gateway, GatewayLimits(10, 10**9, 3000, None, 0.0))
+        client = anthropic_client(gateway, run)
+        await client.messages.create(model="demo-model", max_tokens=8000, messages=[{"role": "user", "content": "a"}],
+                                     thinking={"type": "enabled", "budget_tokens": 5000})
+        await client.messages.create(model="demo-model", max_tokens=2000, messages=[{"role": "user", "content": "a"}],
+                                     thinking={"type": "enabled", "budget_tokens": 1500})
+    lowered, kept = (json.loads(call.body) for call in upstream.seen)
+    assert lowered["max_tokens"] == 3000 and lowered["thinking"]["budget_tokens"] == 2999
+    assert kept["max_tokens"] == 2000 and kept["thinking"]["budget_tokens"] == 1500
+
+
+async def test_a_token_count_is_free_consumes_no_reply_and_is_traced() -> None:
+    upstream = RecordingUpstream([{"text": "the one reply"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway, system_prompt="Be brief.")
+        client = anthropic_client(gateway, run)
+        counted = await client.messages.count_tokens(model="demo-model",
+                                                     messages=[{"role": "user", "content": "three words here"}])
+        message = await client.messages.create(model="demo-model", max_tokens=16,
+                                               messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(anthropic.BadRequestError):
+            await client.messages.count_tokens(model="other-model", messages=[{"role": "user", "content": "x"}])
+        settlement = run.settle()
+    assert counted.input_tokens == 5  # the agent's 3 words and the injected prompt's 2
+    assert message.content[0].type == "text" and message.content[0].text == "the one reply"
+    assert settlement.model_calls == 1 and len(settlement.calls) == 1
+    assert [e["event"] for e in settlement.events].count("model.count_tokens") == 2
+
+
+async def test_x_api_key_attributes_a_call_and_an_unknown_one_is_anthropic_s_authentication_error() -> None:
+    from tests.evaluator.gateway.gateway_helpers import track
+
+    async with serving(RecordingUpstream([{"text": "ok"}])) as gateway:
+        run = open_run(gateway)
+        known = track(anthropic.AsyncAnthropic(base_url=gateway.origin, api_key=run.token, max_retries=0))
+        unknown = track(anthropic.AsyncAnthropic(base_url=gateway.origin, api_key="sk-ant-nope", max_retries=0))
+        message = await known.messages.create(model="demo-model", max_tokens=8,
+                                              messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(anthropic.AuthenticationError) as refused:
+            await unknown.messages.create(model="demo-model", max_tokens=8,
+                                          messages=[{"role": "user", "content": "hi"}])
+    assert message.content[0].type == "text" and message.content[0].text == "ok"
+    assert isinstance(refused.value.body, dict) and refused.value.body["error"]["type"] == "authentication_error"

@@ -197,3 +197,16 @@ async def test_a_refusal_reaches_the_anthropic_sdk_as_its_typed_error() -> None:
             await anthropic_client(gateway, run).messages.create(
                 model="demo-model", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
     assert "max_output_tokens" in str(refused.value)
+
+
+async def test_fifty_concurrent_calls_never_spend_more_than_the_cost_limit() -> None:
+    price = ModelPrice(input_nanos=1000, cached_input_nanos=100, output_nanos=5000)
+    upstream = SlowUpstream([{"text": WORDS_40}], price=price)
+    async with serving(upstream) as gateway:
+        run = open_run(gateway, limits(max_cost_usd=0.003))
+        results = await _many(openai_client(gateway, run), 50, max_tokens=40)
+        settlement = run.settle()
+    refused = {r.code for r in results if isinstance(r, openai.BadRequestError)}
+    assert refused == {"max_cost_usd"} and upstream.seen
+    assert settlement.cost_usd_nanos <= 3_000_000 and settlement.usage_within_limits
+    assert settlement.cost_provenance == "estimated"

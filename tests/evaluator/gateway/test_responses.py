@@ -83,3 +83,29 @@ async def test_stored_state_the_gateway_cannot_meter_is_refused() -> None:
             await openai_client(gateway, run).responses.create(model="demo-model", input="hi",
                                                                previous_response_id="resp_1")
     assert refused.value.code == "stored_state_unsupported" and upstream.seen == []
+
+
+async def test_streamed_function_and_custom_tool_calls_accumulate_in_the_sdk() -> None:
+    upstream = RecordingUpstream([{"toolCalls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Oslo"}},
+                                                 {"id": "call_2", "name": "apply_patch", "input": "*** Begin Patch"}]}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        async with openai_client(gateway, run).responses.stream(
+                model="demo-model", input="go", tools=[FUNCTION_TOOL, CUSTOM_TOOL]) as stream:  # type: ignore[list-item]
+            kinds = [event.type async for event in stream]
+            final = await stream.get_final_response()
+    assert "response.function_call_arguments.delta" in kinds and "response.custom_tool_call_input.delta" in kinds
+    function_call, custom_call = final.output
+    assert function_call.type == "function_call" and json.loads(function_call.arguments) == {"city": "Oslo"}
+    assert custom_call.type == "custom_tool_call" and custom_call.input == "*** Begin Patch"
+
+
+async def test_a_background_response_is_refused_and_a_foreground_one_served() -> None:
+    upstream = RecordingUpstream([{"text": "ok"}])
+    async with serving(upstream) as gateway:
+        run = open_run(gateway)
+        client = openai_client(gateway, run)
+        with pytest.raises(openai.BadRequestError) as refused:
+            await client.responses.create(model="demo-model", input="hi", background=True)
+        assert (await client.responses.create(model="demo-model", input="hi", background=False)).output_text == "ok"
+    assert refused.value.code == "stored_state_unsupported" and len(upstream.seen) == 1

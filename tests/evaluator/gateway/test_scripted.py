@@ -11,6 +11,7 @@ import pytest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.gateway import (
     AnthropicUpstream,
+    ModelPrice,
     OpenAICompatibleUpstream,
     ScriptedUpstream,
     upstream_from_spec,
@@ -92,7 +93,10 @@ def test_a_malformed_script_is_refused(document: object) -> None:
 
 
 def test_upstream_specs() -> None:
-    assert isinstance(upstream_from_spec("openai:http://127.0.0.1:8000/v1"), OpenAICompatibleUpstream)
+    local = upstream_from_spec("openai:http://127.0.0.1:8000/v1", prices={"qwen3-8b": ModelPrice(0, 0, 0)})
+    assert isinstance(local, OpenAICompatibleUpstream)
+    assert local.price("qwen3-8b") == ModelPrice(0, 0, 0) and local.price("gpt-4o") is not None
+    assert local.price("unknown-model") is None
     assert isinstance(upstream_from_spec("anthropic:https://api.anthropic.com", "ANTHROPIC_KEY"), AnthropicUpstream)
     for bad, key in (("anthropic:https://api.anthropic.com", None), ("gemini:x", None), ("openai:ftp://x", None),
                      ("openai:https://user:pw@host/v1", None)):

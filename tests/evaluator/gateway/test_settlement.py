@@ -62,6 +62,10 @@ async def test_a_substituted_served_model_is_recorded_in_the_record_and_the_even
     assert (substituted.served_model, substituted.served_match) == ("cheap-model", "substituted")
     assert (alias.served_model, alias.served_match) == ("echo-2026-01-01", "alias")
     assert settlement.events[0]["servedMatch"] == "substituted" and settlement.substituted_calls == 1
+    assert settlement.events[1] == {"event": "model.served_model_substituted", "atMs": substituted.ended_at_ms,
+                                    "callId": substituted.call_id, "resolvedModel": "echo",
+                                    "servedModel": "cheap-model"}
+    assert [e["event"] for e in settlement.events[2:]] == ["model.call"]  # an alias is not a substitution
 
 
 def test_the_served_model_rule() -> None:
@@ -99,3 +103,22 @@ async def test_records_carry_digests_and_times_and_settle_is_idempotent() -> Non
     assert call.request_sha256.startswith("sha256:") and len(call.response_sha256) == 71
     assert call.ended_at_ms >= call.started_at_ms > 0 and call.generation_id.startswith("gen-")
     assert "gw-***" in repr(run) and run.token not in repr(run)
+
+
+@pytest.mark.asyncio
+async def test_the_wire_calls_are_what_the_reference_s_settlement_call_accepts() -> None:
+    from agent_interface.candidate.outcomes import AgentCandidateModelSettlementCall
+
+    async with serving(RecordingUpstream([{"text": "a"}, {"status": 500}])) as gateway:
+        run = open_run(gateway)
+        client = openai_client(gateway, run)
+        await client.chat.completions.create(model="demo-model", messages=USER)
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(model="demo-model", messages=USER)
+        with pytest.raises(openai.BadRequestError):
+            await client.chat.completions.create(model="other", messages=USER)
+        settlement = run.settle()
+    calls = settlement.wire_calls("echo")
+    assert [call["status"] for call in calls] == ["succeeded", "failed"]  # the refusal is not a model call
+    for call in calls:
+        AgentCandidateModelSettlementCall.parse_wire(call)

@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from aiohttp import web
 
@@ -33,7 +33,7 @@ from agent_interface.evaluator.gateway.request_rewrite import (
     input_upper_bound,
     prepare_request,
 )
-from agent_interface.evaluator.gateway.run import GatewayRun, Reservation
+from agent_interface.evaluator.gateway.run import GatewayRun, Reservation, now_ms
 from agent_interface.evaluator.gateway.served_model import served_match
 from agent_interface.evaluator.gateway.upstream import (
     Upstream,
@@ -43,7 +43,7 @@ from agent_interface.evaluator.gateway.upstream import (
 )
 from agent_interface.evaluator.gateway.usage import StreamScanner, Usage, usage_from_body
 
-__all__ = ["FORWARDED_HEADERS", "CallContext", "refuse_call", "serve_call"]
+__all__ = ["FORWARDED_HEADERS", "CallContext", "refuse_call", "serve_call", "serve_count_tokens"]
 
 FORWARDED_HEADERS: Final = ("content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta")
 """The agent's headers passed upstream; every other header (its key above all) stays here."""
@@ -60,7 +60,44 @@ class CallContext:
 
 def shape_of(api: Api) -> ErrorShape:
     """The error shape of ``api``."""
-    return "anthropic" if api == "messages" else "openai"
+    return "anthropic" if api.startswith("messages") else "openai"
+
+
+async def serve_count_tokens(ctx: CallContext, run: GatewayRun, request: web.BaseRequest,
+                             body: bytes) -> web.Response:
+    """Answer a Messages token count (free, not a model call, not metered) from the upstream.
+
+    The request gets the same model route and system prompt as a call; the answer is
+    forwarded; a trace event ``model.count_tokens`` records it.
+    """
+    api: Api = "messages.count_tokens"
+    event: dict[str, Any] = {"event": "model.count_tokens",
+                             "requestSha256": "sha256:" + hashlib.sha256(body).hexdigest()}
+    try:
+        prepared = prepare_request("messages", body, resolved_model=run.resolved_model, granted=run.granted,
+                                   system_prompt=run.system_prompt)
+        if api not in ctx.upstream.apis:
+            raise RequestRefused("api_not_supported", "the evaluator's upstream does not count tokens")
+    except RequestRefused as refused:
+        run.events.append({**event, "atMs": now_ms(), "code": refused.code, "httpStatus": run.refusal_status})
+        return web.Response(status=run.refusal_status, content_type="application/json", headers=HEADERS,
+                            body=error_body("anthropic", run.refusal_status, refused.code, refused.message))
+    headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
+    call = UpstreamCall(api=api, path="/v1/messages/count_tokens", query=request.query_string, headers=headers,
+                        body=encode(prepared.payload), payload=prepared.payload, stream=False, run_id=run.run_id,
+                        max_output_tokens=0)
+    state = _Settle()
+    try:
+        async with ctx.in_flight:
+            response = await ctx.upstream.send(call)
+            try:
+                answer = await _forward_body(ctx, api, response, state)
+            finally:
+                await response.release()
+    except Exception:
+        answer = _failure_answer(api, state, 502, "upstream_error")
+    run.events.append({**event, "atMs": now_ms(), "httpStatus": answer.status})
+    return answer
 
 
 def refuse_call(run: GatewayRun, record: ModelCallRecord, api: Api, code: str, message: str,
@@ -101,16 +138,18 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
         reservation = run.reserve(bound, prepared.requested_max_output, prepared.choices, run.price)
     except RequestRefused as refused:
         return refuse_call(run, record, api, refused.code, refused.message, run.refusal_status)
-    apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
-    record.reserved_input_tokens = reservation.input_tokens
-    record.reserved_output_tokens = reservation.output_tokens
-    outgoing = encode(prepared.payload)
-    headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
-    call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers, body=outgoing,
-                        payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
-                        max_output_tokens=reservation.cap_per_choice)
+    except Exception:  # whatever else the request holds that cannot be metered: refused, recorded
+        return refuse_call(run, record, api, "invalid_request", "the request cannot be read", run.refusal_status)
     state = _Settle()
     try:
+        apply_output_cap(prepared, reservation.cap_per_choice, upstream.chat_max_tokens_field)
+        record.reserved_input_tokens = reservation.input_tokens
+        record.reserved_output_tokens = reservation.output_tokens
+        outgoing = encode(prepared.payload)
+        headers = {name: request.headers[name] for name in FORWARDED_HEADERS if name in request.headers}
+        call = UpstreamCall(api=api, path=_api_path(api), query=request.query_string, headers=headers,
+                            body=outgoing, payload=prepared.payload, stream=prepared.stream, run_id=run.run_id,
+                            max_output_tokens=reservation.cap_per_choice)
         async with ctx.in_flight:
             try:
                 response = await upstream.send(call)
@@ -134,6 +173,9 @@ async def serve_call(ctx: CallContext, run: GatewayRun, api: Api, request: web.B
     except asyncio.CancelledError:
         state.reason = state.reason or "cancelled"
         raise
+    except Exception:  # a fault of the gateway itself: still a recorded, typed failure
+        state.reason = state.reason or "gateway_error"
+        return _failure_answer(api, state, 500, "gateway_error")
     finally:
         _settle(run, record, reservation, state)
 
@@ -212,8 +254,9 @@ async def _forward_stream(ctx: CallContext, api: Api, request: web.BaseRequest, 
             size += len(chunk)
             if size > ctx.max_response_bytes:
                 raise UpstreamFailure("response_too_large", dispatched=True)
-            for event in scanner.feed(chunk):
-                await write(event)
+            events = scanner.feed(chunk)
+            if events:
+                await write(events[0] if len(events) == 1 else b"".join(events))
         await write(scanner.finish())
     except UpstreamFailure as failure:
         state.reason = failure.reason

@@ -136,7 +136,7 @@ class _HttpUpstream:
                 continue
             return UpstreamResponse(status=response.status,
                                     content_type=response.headers.get("content-type", "application/json"),
-                                    chunks=_body(response), attempts=attempts,
+                                    chunks=_body(response), attempts=attempts, on_release=response.release,
                                     request_id=response.headers.get("x-request-id") or response.headers.get("request-id"))
 
     async def close(self) -> None:
@@ -187,16 +187,18 @@ class OpenAICompatibleUpstream(_HttpUpstream):
 
 
 class AnthropicUpstream(_HttpUpstream):
-    """Anthropic's Messages API at ``base_url`` (``https://api.anthropic.com``); the key from
-    ``os.environ[key_env]`` at call time; ``anthropic-version`` defaults to ``2023-06-01``."""
+    """Anthropic's Messages API at ``base_url`` (``https://api.anthropic.com``), and its free
+    token count; the key from ``os.environ[key_env]`` at call time; ``anthropic-version``
+    defaults to ``2023-06-01``."""
 
-    _apis = frozenset({"messages"})
+    _apis = frozenset({"messages", "messages.count_tokens"})
 
     def _auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key}
 
     def _url(self, call: UpstreamCall) -> str:
-        return self.base_url + "/v1/messages" + ("?" + call.query if call.query else "")
+        tail = "/v1/messages/count_tokens" if call.api == "messages.count_tokens" else "/v1/messages"
+        return self.base_url + tail + ("?" + call.query if call.query else "")
 
     async def send(self, call: UpstreamCall) -> UpstreamResponse:
         """Send ``call`` with an ``anthropic-version`` header (the agent's, else ``2023-06-01``)."""

@@ -15,7 +15,7 @@ from agent_interface.evaluator.gateway.limits import GatewayLimits
 
 __all__ = ["Api", "GatewaySettlement", "ModelCallRecord"]
 
-Api = Literal["chat.completions", "responses", "messages", "models"]
+Api = Literal["chat.completions", "responses", "messages", "messages.count_tokens", "models"]
 
 
 @dataclass(slots=True)
@@ -73,7 +73,8 @@ class ModelCallRecord:
                     "api": self.api, "code": self.refusal, "httpStatus": self.http_status,
                     "requestedModel": self.requested_model, "requestSha256": self.request_sha256}
         return {
-            "event": "model.call", "atMs": self.ended_at_ms, "callId": self.call_id,
+            "event": "model.call", "atMs": self.ended_at_ms, "startedAtMs": self.started_at_ms,
+            "callId": self.call_id,
             "generationId": self.generation_id, "api": self.api, "status": self.status,
             "stream": self.stream, "httpStatus": self.http_status, "settled": self.settled,
             "reason": self.reason, "requestedModel": self.requested_model,
@@ -119,6 +120,23 @@ class GatewaySettlement:
     def valid(self) -> bool:
         """Whether the usage is known: every dispatched call settled (zero calls is a valid zero)."""
         return self.unsettled_calls == 0
+
+    def wire_calls(self, model: str) -> list[dict[str, Any]]:
+        """The dispatched calls as the settlement's wire calls (``agentCandidateModelSettlementCall``).
+
+        Refusals are left out (they are not model calls); a call still in flight is
+        ``failed``. ``model`` is the resolved model the receipt names.
+        """
+        return [
+            {"callId": c.call_id, "generationId": c.generation_id, "traceSpanId": c.generation_id,
+             "status": "succeeded" if c.status == "succeeded" else "failed", "model": model,
+             "startedAtMs": c.started_at_ms, "endedAtMs": max(c.ended_at_ms, c.started_at_ms),
+             "inputTokens": c.input_tokens, "accountedInputTokens": c.accounted_input_tokens,
+             "outputTokens": c.output_tokens, "cachedInputTokens": c.cached_input_tokens,
+             "reasoningTokens": c.reasoning_tokens, "costUsdNanos": c.cost_usd_nanos,
+             "costProvenance": c.cost_provenance}
+            for c in self.calls if c.refusal is None
+        ]
 
     def usage(self) -> dict[str, Any]:
         """The usage totals in the settlement's wire names (``inputTokens`` is the accounted input)."""

@@ -3,7 +3,9 @@
 Only what it must: the ``model`` (the requested literal becomes the resolved model), the
 output limit (``max_tokens`` / ``max_completion_tokens`` of Chat Completions,
 ``max_output_tokens`` of Responses, ``max_tokens`` of Messages) capped to what the run
-has left, or set when the request has none; the run's system prompt, injected the way
+has left, or set when the request has none (and a Messages ``thinking.budget_tokens``
+lowered below the capped ``max_tokens``, as Anthropic requires, when the cap leaves room
+for Anthropic's minimum of 1,024); the run's system prompt, injected the way
 each API carries one (a leading ``system`` message; ``instructions``; ``system``); and
 for a streamed chat completion ``stream_options.include_usage`` (the usage chunk it adds
 is dropped from the answer when the agent did not ask for it). Everything else (tools,
@@ -20,7 +22,9 @@ is up to a few hundred tokens). It is conservative: a request whose bound exceed
 the run has left is refused even when the upstream would have counted fewer tokens.
 The settlement uses the upstream's count. A Responses request that refers to state the
 gateway cannot see (``previous_response_id``, ``conversation``, a stored ``prompt``) is
-refused (``stored_state_unsupported``): its input cannot be bounded.
+refused (``stored_state_unsupported``): its input cannot be bounded; so is
+``background: true`` (its answer would be fetched later from a route the gateway does not
+serve).
 """
 
 from __future__ import annotations
@@ -65,8 +69,17 @@ class PreparedRequest:
 
 
 def encode(payload: dict[str, Any]) -> bytes:
-    """The request body sent upstream: compact JSON, keys in the agent's order, UTF-8."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """The request body sent upstream: compact JSON, keys in the agent's order, UTF-8 (a lone
+    surrogate the agent escaped stays escaped)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError("NaN and infinities are not JSON")
 
 
 def _positive_int(payload: dict[str, Any], key: str) -> int | None:
@@ -82,7 +95,7 @@ def prepare_request(api: Api, body: bytes, *, resolved_model: str, granted: froz
                     system_prompt: str) -> PreparedRequest:
     """Parse ``body`` and apply the model route and the system prompt; refuse what cannot be metered."""
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         payload = None
     if not isinstance(payload, dict):
@@ -116,6 +129,8 @@ def prepare_request(api: Api, body: bytes, *, resolved_model: str, granted: froz
             if payload.get(key) is not None:
                 raise RequestRefused("stored_state_unsupported",
                                      "the gateway meters only input it can read: no stored state")
+        if payload.get("background") is True:
+            raise RequestRefused("stored_state_unsupported", "a background response is stored state: not served")
         if system_prompt:
             existing = payload.get("instructions")
             if existing is not None and not isinstance(existing, str):
@@ -161,3 +176,8 @@ def apply_output_cap(prepared: PreparedRequest, cap: int, chat_field: str) -> No
         payload["max_output_tokens"] = cap
     else:
         payload["max_tokens"] = cap
+        thinking = payload.get("thinking")
+        budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+        if isinstance(thinking, dict) and isinstance(budget, int) and not isinstance(budget, bool) and budget >= cap:
+            # Anthropic requires budget_tokens < max_tokens: the capped request stays valid.
+            thinking["budget_tokens"] = max(1024, cap - 1) if cap > 1024 else budget

@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -79,6 +79,8 @@ class GatewayRun:
         self._reserved = [0, 0, 0, 0]  # calls, input, output, cost
         self._used = [0, 0, 0, 0]
         self._settlement: GatewaySettlement | None = None
+        self.on_settle: Callable[[GatewayRun], None] | None = None
+        """Called once when the run settles (the gateway forgets the run's token then)."""
 
     def __repr__(self) -> str:
         return (f"GatewayRun(run_id={self.run_id!r}, token='gw-***', calls={len(self.calls)}, "
@@ -166,6 +168,10 @@ class GatewayRun:
         for index, value in enumerate(counted):
             self._used[index] += value
         self._end(record)
+        if record.served_match == "substituted":
+            self.events.append({"event": "model.served_model_substituted", "atMs": record.ended_at_ms,
+                                "callId": record.call_id, "resolvedModel": self.resolved_model,
+                                "servedModel": record.served_model})
 
     # -- closing -------------------------------------------------------------------
 
@@ -196,4 +202,6 @@ class GatewayRun:
             substituted_calls=sum(1 for c in dispatched if c.served_match == "substituted"),
             price_table_version=PRICE_TABLE_VERSION,
         )
+        if self.on_settle is not None:
+            self.on_settle(self)
         return self._settlement

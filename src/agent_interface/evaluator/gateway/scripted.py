@@ -6,7 +6,7 @@ each read the script from its start). In JSON, a list of replies or an object
 one reply per line (``whenExhausted`` is then ``"error"``). A reply::
 
     {"text": "Hello.",                           # the assistant's text (default "")
-     "echo": true,                               # or: "echo: " + the last user text
+     "echo": true,                               # or: "echo: " + the last user text, stripped
      "toolCalls": [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}},
                    {"name": "apply_patch", "input": "*** Begin Patch ..."}],   # a custom tool
      "usage": {"inputTokens": 12, "outputTokens": 3,
@@ -21,7 +21,8 @@ text is cut to the request's output cap (in words; then the answer ends as the A
 a truncated one: ``length``, ``max_tokens``, ``incomplete``). An explicit ``usage`` is
 reported as written, even beyond the cap (to test what the gateway does with it).
 After the last reply, ``error`` answers HTTP 400 ``script_exhausted``. Every price is
-zero, observed.
+zero, observed. A Messages token count (``/v1/messages/count_tokens``) answers the counted
+input and consumes no reply.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def _words(value: Any) -> int:
     if isinstance(value, list):
         return sum(_words(item) for item in value)
     return 0
+
+
+def _counted_input(request: Mapping[str, Any]) -> int:
+    return sum(_words(request.get(key)) for key in ("messages", "input", "system", "instructions", "tools"))
 
 
 def _text_of(content: Any, kinds: tuple[str, ...]) -> str:
@@ -161,7 +166,7 @@ class ScriptedUpstream:
     @property
     def apis(self) -> frozenset[Api]:
         """All three APIs."""
-        return frozenset({"chat.completions", "responses", "messages"})
+        return frozenset({"chat.completions", "responses", "messages", "messages.count_tokens"})
 
     @property
     def chat_max_tokens_field(self) -> str:
@@ -175,6 +180,10 @@ class ScriptedUpstream:
     def injected_tokens(self, text: str) -> int:
         """The words of ``text``: exactly what the counted usage adds for it."""
         return len(text.split())
+
+    def forget(self, run_id: str) -> None:
+        """Drop the run's cursor (the gateway calls this when the run settles)."""
+        self._cursors.pop(run_id, None)
 
     def _next(self, run_id: str) -> tuple[int, dict[str, Any] | None]:
         position = self._cursors.get(run_id, 0)
@@ -190,6 +199,9 @@ class ScriptedUpstream:
 
     def answer(self, call: UpstreamCall) -> tuple[int, bytes | list[bytes]]:
         """The status and the body (or SSE events) of ``call``'s answer; advances the run's cursor."""
+        request = call.payload
+        if call.api == "messages.count_tokens":  # a free count, not a reply: the cursor stays
+            return 200, json.dumps({"input_tokens": _counted_input(request)}).encode()
         self.dispatched += 1
         number, reply = self._next(call.run_id)
         shape: ErrorShape = "anthropic" if call.api == "messages" else "openai"
@@ -198,8 +210,7 @@ class ScriptedUpstream:
         if reply.get("status") is not None:
             return int(reply["status"]), error_body(shape, int(reply["status"]), "scripted_error",
                                                     str(reply.get("error", "scripted error")))
-        request = call.payload
-        text = "echo: " + last_user_text(call.api, request) if reply.get("echo") else reply.get("text", "")
+        text = "echo: " + last_user_text(call.api, request).strip() if reply.get("echo") else reply.get("text", "")
         words = text.split(" ")
         pieces = [words[0], *(" " + word for word in words[1:])] if text else []
         tools: list[ScriptedToolCall] = []
@@ -229,9 +240,7 @@ class ScriptedUpstream:
         elif isinstance(usage_spec, dict):
             usage = {key: int(usage_spec.get(key, 0)) for key in _USAGE_KEYS}
         else:
-            counted_input = sum(_words(request.get(key)) for key in ("messages", "input", "system",
-                                                                      "instructions", "tools"))
-            usage = {"inputTokens": counted_input, "outputTokens": counted_output * choices,
+            usage = {"inputTokens": _counted_input(request), "outputTokens": counted_output * choices,
                      "cachedInputTokens": 0, "reasoningTokens": 0}
         model = str(reply.get("servedModel") or request.get("model") or "")
         answer = ScriptedAnswer(number=number, pieces=tuple(pieces), tool_calls=tuple(tools), usage=usage,

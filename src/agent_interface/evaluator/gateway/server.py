@@ -5,7 +5,8 @@ Routes (each also under a run prefix ``/r/<token>``, which is how
 
 * ``POST /v1/chat/completions`` (OpenAI Chat Completions), ``POST /v1/responses``
   (OpenAI Responses), ``POST /v1/messages`` (Anthropic Messages; ``?beta=true`` and the
-  ``anthropic-beta`` header pass through), streamed or not;
+  ``anthropic-beta`` header pass through), streamed or not; ``POST
+  /v1/messages/count_tokens`` (free: forwarded, not a model call, not metered);
 * ``GET /v1/models`` and ``GET /v1/models/<id>``: the run's granted model names only,
   in Anthropic's shape when the request carries ``anthropic-version``, else OpenAI's.
 
@@ -13,8 +14,9 @@ A call is the run's whose token is in the path prefix, else in ``Authorization:
 Bearer`` or ``x-api-key``; with no open run it is answered 401 in the API's error shape.
 
 Bounds, all reachable and answered in the API's shape: at most ``max_connections``
-connections (one over the cap is closed at once, before anything is read, so idle
-connections cannot exhaust memory or descriptors); at most ``max_in_flight`` calls at
+connections, and never more than half the process's descriptor limit (one over the cap
+is closed at once, before anything is read, so idle connections cannot exhaust memory or
+descriptors: no ``EMFILE`` for the rest of the evaluator); at most ``max_in_flight`` calls at
 the upstream at once (the others wait); a request body of at most
 ``max_request_bytes`` (32 MiB by default; a larger one is answered 413, after reading
 at most four times the bound so the client sees the answer), read within
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import resource
 import socket
 from collections.abc import Mapping
 from typing import Any, Final
@@ -35,7 +38,12 @@ from typing import Any, Final
 from aiohttp import web
 
 from agent_interface.evaluator.gateway.api_errors import HEADERS, ErrorShape, error_body
-from agent_interface.evaluator.gateway.call import CallContext, refuse_call, serve_call
+from agent_interface.evaluator.gateway.call import (
+    CallContext,
+    refuse_call,
+    serve_call,
+    serve_count_tokens,
+)
 from agent_interface.evaluator.gateway.limits import GatewayLimits
 from agent_interface.evaluator.gateway.records import Api
 from agent_interface.evaluator.gateway.run import DEFAULT_MAX_OUTPUT_TOKENS, GatewayRun
@@ -48,6 +56,7 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 64 << 20
 _ROUTES: Final[Mapping[str, Api]] = {
     "/v1/chat/completions": "chat.completions", "/v1/responses": "responses", "/v1/messages": "messages",
     "/chat/completions": "chat.completions", "/responses": "responses",
+    "/v1/messages/count_tokens": "messages.count_tokens",
 }
 
 
@@ -99,7 +108,8 @@ class ModelGateway:
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
                  keepalive_timeout: float = 15.0, body_timeout: float = 60.0) -> None:
         self.upstream = upstream
-        self.max_connections = max_connections
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.max_connections = max(1, min(max_connections, soft // 2)) if soft > 0 else max_connections
         self.max_in_flight = max_in_flight
         self.max_request_bytes = max_request_bytes
         self.max_response_bytes = max_response_bytes
@@ -177,8 +187,15 @@ class ModelGateway:
                          refusal_status=refusal_status, default_max_output_tokens=default_max_output_tokens)
         run.price = self.upstream.price(run.resolved_model)
         run.injected_tokens = self.upstream.injected_tokens(system_prompt) if system_prompt else 0
+        run.on_settle = self._forget
         self._runs[run.token] = run
         return run
+
+    def _forget(self, run: GatewayRun) -> None:
+        self._runs.pop(run.token, None)
+        forget = getattr(self.upstream, "forget", None)
+        if callable(forget):
+            forget(run.run_id)
 
     async def close(self) -> None:
         """Stop serving; calls still in flight stay unsettled in their runs."""
@@ -206,7 +223,7 @@ class ModelGateway:
         if path.startswith("/r/"):
             token, _, rest = path[3:].partition("/")
             path = "/" + rest
-        shape: ErrorShape = "anthropic" if ("anthropic-version" in request.headers or path.endswith("/messages")) \
+        shape: ErrorShape = "anthropic" if ("anthropic-version" in request.headers or "/messages" in path) \
             else "openai"
         api = _ROUTES.get(path)
         is_models = path in ("/v1/models", "/models") or path.startswith(("/v1/models/", "/models/"))
@@ -217,6 +234,11 @@ class ModelGateway:
             return _error(shape, 401, "unknown_run", "the key names no open run")
         if api is None:
             return _models(run, path, shape)
+        if request.headers.get("expect", "").lower() == "100-continue":
+            declared = request.content_length
+            if declared is None or declared <= self.max_request_bytes:
+                # What aiohttp's router does for Expect (the low-level server leaves it to us).
+                await request.writer.write(b"HTTP/%d.%d 100 Continue\r\n\r\n" % request.version)
         body = await self._read_body(request)
         if not isinstance(body, bytes):
             record = run.begin(api, "")
@@ -226,6 +248,8 @@ class ModelGateway:
             answer.force_close()  # the rest of the body is not read: the connection ends with the answer
             return answer
         assert self._context is not None
+        if api == "messages.count_tokens":
+            return await serve_count_tokens(self._context, run, request, body)
         return await serve_call(self._context, run, api, request, body)
 
     async def _read_body(self, request: web.BaseRequest) -> bytes | tuple[str, int]:
@@ -234,7 +258,11 @@ class ModelGateway:
         size = 0
         try:
             async with asyncio.timeout(self.body_timeout):
-                if request.content_length is not None and request.content_length > 4 * limit:
+                declared = request.content_length
+                if declared is not None and declared > limit and request.headers.get(
+                        "expect", "").lower() == "100-continue":
+                    return ("request_too_large", 413)  # answered before the client sends the body
+                if declared is not None and declared > 4 * limit:
                     request.protocol.force_close()
                     return ("request_too_large", 413)
                 while True:

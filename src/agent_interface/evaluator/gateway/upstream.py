@@ -11,7 +11,7 @@ the CLI's ``--model-upstream`` value.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -59,12 +59,15 @@ class UpstreamResponse:
     chunks: AsyncIterator[bytes] = field(default_factory=_empty)
     attempts: int = 1
     request_id: str | None = None
+    on_release: Callable[[], None] | None = None
 
     async def release(self) -> None:
-        """Close the body iterator (and the connection under it)."""
+        """Close the body iterator and free what is under it (``on_release``), read or not."""
         closer = getattr(self.chunks, "aclose", None)
         if closer is not None:
             await closer()
+        if self.on_release is not None:
+            self.on_release()
 
 
 class UpstreamFailure(Exception):

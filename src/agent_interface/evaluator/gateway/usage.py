@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ from agent_interface.evaluator.gateway.records import Api
 __all__ = ["SseEvent", "StreamScanner", "Usage", "usage_from_body"]
 
 MAX_EVENT_BYTES: Final = 16 << 20
+_NULL_USAGE: Final = re.compile(rb'"usage"\s*:\s*null')
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,8 @@ class SseEvent:
 
 
 def _parse_event(raw: bytes) -> SseEvent:
+    if raw.startswith(b"data: ") and raw.endswith(b"\n\n") and raw.count(b"\n") == 2:
+        return SseEvent(raw, "", raw[6:-2])  # the common case: one data line
     name = ""
     data: list[bytes] = []
     for line in raw.splitlines():
@@ -181,8 +185,14 @@ class StreamScanner:
         return True
 
     def _chat(self, event: SseEvent) -> bool:
-        if event.data.strip() == b"[DONE]":
+        data = event.data
+        if data.strip() == b"[DONE]":
             self.completed = True
+            return True
+        # Fast path: a content chunk after the first, with no usage and no error, needs no parse
+        # (a quote inside a JSON string is escaped, so these keys cannot occur in the text).
+        if (self.served_model is not None and b'"error"' not in data
+                and (b'"usage"' not in data or _NULL_USAGE.search(data) is not None)):
             return True
         try:
             document = json.loads(event.data)
@@ -234,6 +244,9 @@ class StreamScanner:
 
 def _boundary(buffer: bytes) -> int:
     """The end (exclusive) of the first complete event in ``buffer``, or -1."""
+    if b"\r" not in buffer:
+        at = buffer.find(b"\n\n")
+        return at + 2 if at >= 0 else -1
     best = -1
     for separator in (b"\n\n", b"\r\n\r\n", b"\r\r"):
         at = buffer.find(separator)
