@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
 import dataclasses
 import os
 import re
@@ -39,8 +40,20 @@ _PORT = re.compile(r"htons\((\d+)\)")
 _ADDR = re.compile(r"inet_addr\(\"([^\"]+)\"\)|inet_pton\(AF_INET6, \"([^\"]+)\"")
 
 
+@functools.cache
+def _namespace_usable() -> bool:
+    found: list[bool] = []
+    thread = threading.Thread(target=lambda: found.append(_enter_loopback_namespace()))
+    thread.start()
+    thread.join(30)
+    return bool(found and found[0])
+
+
 def cli_or_skip(harness: str) -> str:
-    """The installed CLI of ``harness``, or skip the test saying how to install it."""
+    """The installed CLI of ``harness``, or skip the test saying how to install it (or that
+    this machine cannot make a loopback-only network namespace)."""
+    if not _namespace_usable():
+        pytest.skip("needs a loopback-only network namespace (unshare and ip; root or CAP_SYS_ADMIN)")
     binary = locate_cli(harness)
     if binary is None:
         pytest.skip(f"{harness} CLI not installed under {harness_cli_prefix()} (set AGENT_INTERFACE_HARNESS_CLIS "
