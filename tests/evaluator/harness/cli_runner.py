@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
-import functools
 import dataclasses
+import functools
 import os
 import re
 import shutil
