@@ -18,6 +18,7 @@ from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.execution_plan import AgentCandidateExecutionPlanEvidence
 from agent_interface.candidate.materialization import CandidateMaterializationContext
 from agent_interface.candidate.plan_builders import (
+    NativeProfileLowering,
     build_execution_plan,
     build_profile_activation,
     build_profile_plan,
@@ -73,15 +74,19 @@ def build_materialization_context(
     suite: AgentCandidateBenchmarkSuite,
     task: AgentCandidateBenchmarkTask,
     placement: CandidateRunPlacement,
+    *,
+    native: NativeProfileLowering | None = None,
 ) -> tuple[CandidateMaterializationContext, AgentCandidateExecutionPlanEvidence]:
-    """The context a materialization receipt needs, and the execution plan inside it."""
+    """The context a materialization receipt needs, and the execution plan inside it;
+    ``native`` is a harness adapter's lowering of the profile (its native files, env and
+    flags), bound into the profile plan and activation instead of the bundle-only ones."""
     cell = build_run_cell(
         experiment_digest=placement.experiment_digest, arm=placement.arm, bundle_digest=bundle.digest,
         suite=suite, task=task, task_index=placement.task_index, repetition=placement.repetition,
         attempt=placement.attempt,
     )
-    profile_plan = build_profile_plan(bundle)
-    activation = build_profile_activation(bundle, profile_plan)
+    profile_plan = build_profile_plan(bundle, native=native)
+    activation = build_profile_activation(bundle, profile_plan, native=native)
     plan = build_execution_plan(
         bundle, task, cell, profile_plan, execution_id=placement.execution_id,
         container=placement.container, grant_digest=placement.grant_digest,

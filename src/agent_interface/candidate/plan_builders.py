@@ -14,7 +14,12 @@ How the bundle is lowered (the rules :mod:`.receipt_binding` checks again):
   ``appendSystemPrompt`` are the profile's prompt fields as public values; ``env`` and
   ``flags`` are empty. A profile dimension this lowering cannot apply (tools, MCP,
   subagents, hooks, modes, permissions, instructions, resource lists other than files,
-  a GitHub-hosted file) is refused, because a sealed plan may not omit behaviour.
+  a GitHub-hosted file) is refused, because a sealed plan may not omit behaviour. A
+  real harness's adapter (``evaluator.harness``) lowers the profile itself and passes the
+  result as ``native`` (:class:`NativeProfileLowering`): the plan's files are then the
+  native files it writes into the target workspace, its ``env`` and ``flags`` the public
+  settings it makes, and the adapter has already refused every field the harness cannot
+  honour.
 * **launch**: a container command runs as written; an entrypoint with an interpreter runs
   ``interpreter <entrypoint> <args...>`` (the entrypoint relative to the launch ``cwd``
   when that lies in the candidate workspace, else absolute under the candidate root); an
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.execution_plan import (
@@ -63,6 +68,8 @@ __all__ = [
     "GATEWAY_LAUNCH_ENV_NAMES",
     "GATEWAY_TOKEN_ENV_NAMES",
     "PROXY_LAUNCH_ENV_NAMES",
+    "NativeProfileFile",
+    "NativeProfileLowering",
     "activation_digest",
     "build_execution_plan",
     "build_profile_activation",
@@ -93,6 +100,23 @@ EVALUATOR_LAUNCH_ENV_NAMES: Final = frozenset(
 
 _UNSUPPORTED_PROFILE: Final = ("permissions", "tools", "mcp", "subagents", "hooks", "modes", "confidential")
 _UNSUPPORTED_RESOURCES: Final = ("tools", "skills", "agents", "commands", "instructions")
+
+
+class NativeProfileFile(TypedDict):
+    """One native file a harness adapter writes into the target workspace (UTF-8 text)."""
+
+    path: str
+    mode: int
+    content: str
+
+
+class NativeProfileLowering(TypedDict):
+    """A profile already lowered by a harness adapter: its workspace files, and the public
+    environment and flags it sets (never the run's token: model access is the evaluator's)."""
+
+    files: list[NativeProfileFile]
+    env: dict[str, str]
+    flags: list[str]
 
 
 def _refuse(pointer: str, code: str, message: str, subject: str) -> ContractError:
@@ -196,8 +220,18 @@ def _profile_files(profile: Mapping[str, Any]) -> list[dict[str, Any]]:
     return files
 
 
-def build_profile_plan(bundle: AgentCandidateBundle | Mapping[str, Any]) -> AgentCandidateProfilePlanEvidence:
-    """The sealed profile plan of the bundle's profile for its execution harness."""
+def _native_files(native: NativeProfileLowering) -> list[dict[str, Any]]:
+    files: list[dict[str, Any]] = [{"path": file["path"], "mode": file["mode"], "content": file["content"]}
+                                   for file in native["files"]]
+    files.sort(key=lambda entry: str(entry["path"]).encode("utf-16-be"))
+    return files
+
+
+def build_profile_plan(
+    bundle: AgentCandidateBundle | Mapping[str, Any], *, native: NativeProfileLowering | None = None
+) -> AgentCandidateProfilePlanEvidence:
+    """The sealed profile plan of the bundle's profile for its execution harness (lowered by
+    a harness adapter when ``native`` is given)."""
     wire = _bundle(bundle)
     profile = wire["profile"]
     harness = wire["execution"]["harness"]
@@ -210,10 +244,10 @@ def build_profile_plan(bundle: AgentCandidateBundle | Mapping[str, Any]) -> Agen
         "harness": harness,
         "files": [
             {"relPath": file["path"], "mode": file["mode"], "contentSha256": sha256_utf8(file["content"])}
-            for file in _profile_files(profile)
+            for file in (_native_files(native) if native is not None else _profile_files(profile))
         ],
-        "env": {},
-        "flags": [],
+        "env": {name: _public(value) for name, value in sorted((native["env"] if native is not None else {}).items())},
+        "flags": [_public(flag) for flag in (native["flags"] if native is not None else [])],
         "unsupported": [],
     }
     for key in ("systemPrompt", "appendSystemPrompt"):
@@ -228,11 +262,14 @@ def activation_digest(activation: Mapping[str, Any]) -> str:
 
 
 def build_profile_activation(
-    bundle: AgentCandidateBundle | Mapping[str, Any], plan: AgentCandidateProfilePlanEvidence
+    bundle: AgentCandidateBundle | Mapping[str, Any],
+    plan: AgentCandidateProfilePlanEvidence,
+    *,
+    native: NativeProfileLowering | None = None,
 ) -> AgentCandidateProfileActivation:
     """The activation evidence: the plan's files with their exact text, and its digest."""
     plan.verify_digest()
-    files = _profile_files(_bundle(bundle)["profile"])
+    files = _native_files(native) if native is not None else _profile_files(_bundle(bundle)["profile"])
     material = {
         "kind": "agent-candidate-profile-activation",
         "profilePlan": plan.to_wire(),

@@ -5,6 +5,10 @@ here).
 ``candidate new --repository R --base REV --head REV --entrypoint PATH --out B.json``
 builds a git-patch bundle from a commit range (or ``--no-code`` for the disabled control),
 seals it and verifies it against ``R`` before writing it (``evaluator.author``).
+``candidate new --no-code --harness claude-code|codex|opencode [--instructions TEXT]
+[--system-prompt TEXT] [--append-system-prompt TEXT] --out B.json`` (no ``--entrypoint``
+or ``--command``) makes a candidate run by that real CLI (``evaluator.harness``), its
+version the pinned CLI's unless ``--harness-version`` says otherwise.
 ``task new --benchmark NAME --version V --scenario ID --instruction TEXT --contains TEXT
 --out T.json --artifacts DIR`` writes a signed task whose grader is the local evaluator's
 output checks, and the grader document into ``DIR`` (named by its CID); ``--suite S.json``
@@ -103,7 +107,11 @@ def cmd_candidate_new(args: argparse.Namespace) -> int:
 
     document = args.out if args.out != "-" else "candidate"
     _check_out(args.out)
-    builder = CandidateBundleBuilder(args.name, harness=args.harness, harness_version=args.harness_version)
+    from agent_interface.evaluator.harness.bundle_plan import HARNESS_EXECUTABLES, pinned_version
+
+    harness_cli = args.entrypoint is None and args.command is None and args.harness in HARNESS_EXECUTABLES
+    version = args.harness_version or (pinned_version(args.harness) if harness_cli else None) or "0.1.0"
+    builder = CandidateBundleBuilder(args.name, harness=args.harness, harness_version=version)
     try:
         if args.no_code:
             builder.no_code()
@@ -116,9 +124,16 @@ def cmd_candidate_new(args: argparse.Namespace) -> int:
             builder.entrypoint(args.entrypoint, interpreter=args.interpreter, args=tuple(args.arg or ()))
         elif args.command is not None:
             builder.command(args.command, *(args.arg or ()))
-        builder.instruction(args.delivery).env(**_pairs(args.env, "--env"))
-        if args.system_prompt is not None:
-            builder.system_prompt(args.system_prompt)
+        if harness_cli:
+            builder.harness_cli(HARNESS_EXECUTABLES[args.harness])
+        else:
+            builder.instruction(args.delivery)
+        builder.env(**_pairs(args.env, "--env"))
+        prompt = {key: value for key, value in (("systemPrompt", args.system_prompt),
+                                                ("appendSystemPrompt", args.append_system_prompt),
+                                                ("instructions", args.instructions)) if value}
+        if prompt:
+            builder.profile(prompt=prompt)
         bundle = builder.build()
     except RepositoryUnavailable as error:
         raise repository_error(error, document, args.repository) from None
@@ -382,8 +397,14 @@ def register_candidate_new(actions: argparse._SubParsersAction[argparse.Argument
     new.add_argument("--env", action="append", metavar="NAME=VALUE", help="a public variable (repeatable)")
     new.add_argument("--name", default="candidate", help="the profile's name (default: candidate)")
     new.add_argument("--system-prompt", metavar="TEXT", help="the profile's system prompt")
-    new.add_argument("--harness", default="codex", help="the harness (default: codex)")
-    new.add_argument("--harness-version", default="0.1.0", metavar="VERSION", help="(default: 0.1.0)")
+    new.add_argument("--append-system-prompt", metavar="TEXT", help="text the profile adds to the harness's prompt")
+    new.add_argument("--instructions", action="append", metavar="TEXT",
+                     help="a project instruction of the profile (CLAUDE.md / AGENTS.md; repeatable)")
+    new.add_argument("--harness", default="codex",
+                     help="the harness (default: codex); claude-code, codex or opencode without --entrypoint "
+                     "or --command makes a candidate run by that real CLI")
+    new.add_argument("--harness-version", metavar="VERSION",
+                     help="(default: the pinned CLI's version for a real-CLI candidate, else 0.1.0)")
     new.add_argument("--owner", default="local", help="GitHub owner the repository belongs to")
     new.add_argument("--repo", help="GitHub repository name (default: the directory's name)")
     new.add_argument("--out", metavar="FILE", required=True, help="where to write the bundle (- for stdout)")

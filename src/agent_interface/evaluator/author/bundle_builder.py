@@ -126,6 +126,15 @@ class CandidateBundleBuilder:
                         "args": [{"kind": "public", "value": value} for value in args]}
         return self
 
+    def harness_cli(self, executable: str) -> Self:
+        """Launch the harness's own CLI (``claude``, ``codex``, ``opencode``): a container
+        command without arguments, the instruction as its final argument; the evaluator's
+        harness adapter makes the argv, env and native files from the profile at run time
+        (``evaluator.harness``)."""
+        self._launch = {"kind": "container-command", "executable": executable}
+        self._delivery = dict(_DELIVERY["argv"])
+        return self
+
     def instruction(self, delivery: Delivery) -> Self:
         """How the task's instruction reaches the process: ``stdin`` (UTF-8 bytes then EOF,
         the default), ``argv`` (one final argument) or ``file`` (``/tangle/input/task.txt``,

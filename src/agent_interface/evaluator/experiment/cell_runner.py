@@ -89,11 +89,11 @@ from agent_interface.evaluator.run.attempt import (
 from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
 from agent_interface.evaluator.run.evidence import GradedOutcome, assemble_run, capture_gaps
 from agent_interface.evaluator.run.grader import parse_output_checks
+from agent_interface.evaluator.run.harness_attempt import HARNESS_TASK_ROOT, open_harness_attempt
 from agent_interface.evaluator.run.model_access import (
     HOST_PROXY_PORT,
     GatewayHost,
     HostModelRoute,
-    ModelAccess,
     gateway_isolation,
 )
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
@@ -230,8 +230,9 @@ class ExactProcessCellRunner:
                 raise ContractError.single("/execution/instructionDelivery", "instruction_delivery_unsupported",
                                            "no private mount namespace here for the fixed task file path",
                                            subject="experiment cell")
-            model = await ModelAccess.open(self.gateway if calls_allowed else None, run_id=request.execution_id,
-                                           task=task, system_prompt=system_prompt(bundle), proxy_port=proxy_port)
+            model, harness = await open_harness_attempt(
+                bundle, self.gateway if calls_allowed else None, run_id=request.execution_id, task=task,
+                system_prompt=system_prompt(bundle), proxy_port=proxy_port, task_root=HARNESS_TASK_ROOT)
             grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1",
                                       "executionId": request.execution_id, "resolved": task.model.to_wire(),
                                       "limits": task.limits.to_wire(),
@@ -242,7 +243,8 @@ class ExactProcessCellRunner:
                 grant_digest=grant, arm=cell.arm,
                 task_index=cell.task_index, repetition=cell.repetition, attempt=request.attempt,
                 evaluator_env=model.env)
-            context, plan = build_materialization_context(bundle, suite, task, placement)
+            context, plan = build_materialization_context(bundle, suite, task, placement,
+                                                          native=None if harness is None else harness.native)
             receipt = materialization_receipt(self.verifications[cell.arm], context)
             gaps: list[dict[str, str]] = []
             result_files, skipped = None, list[str]()
@@ -257,8 +259,11 @@ class ExactProcessCellRunner:
                 await stage_workspaces(environment, plan, task, resolver, scratch, activation)
                 if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                     await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
-                capture = await execute_launch(environment, launch_request(plan, task.instruction), model,
-                                               task.limits.timeout_ms, None, None)
+                launch = launch_request(plan, task.instruction)
+                if harness is not None:
+                    await harness.stage(environment)
+                    launch = harness.launch_request(launch)
+                capture = await execute_launch(environment, launch, model, task.limits.timeout_ms, None, None, harness)
                 calls[0] = len(capture.calls)
                 capture.provider, capture.environment_id = provider.name, environment.id
                 if in_container:

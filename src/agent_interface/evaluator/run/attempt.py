@@ -31,6 +31,7 @@ from agent_interface.core.canonical import sha256_bytes
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.core.model import WireModel
 from agent_interface.evaluator.run.evidence import RunCapture
+from agent_interface.evaluator.run.harness_attempt import HarnessAttempt
 from agent_interface.evaluator.run.model_access import ModelAccess
 from agent_interface.evaluator.run.snapshot import unpack_snapshot
 from agent_interface.evaluator.verify.resolver import (
@@ -192,10 +193,11 @@ def _wire(value: Any) -> dict[str, Any] | None:
 
 async def execute_launch(environment: Any, launch: dict[str, Any], model: ModelAccess, timeout_ms: int,
                          progress: Callable[[CandidateRunProgress], None] | None,
-                         cancel: asyncio.Event | None) -> RunCapture:
+                         cancel: asyncio.Event | None, harness: HarnessAttempt | None = None) -> RunCapture:
     """Spawn ``launch``, wait for its end (killing it once ``cancel`` is set), settle its
     model gateway run (later calls refused) and capture it. The run's gateway token is added
-    to the environment here, at launch only (never in the plan)."""
+    to the environment here, at launch only (never in the plan). A ``harness`` attempt
+    records its observation of the run in the capture's executor facts."""
     started = int(time.time() * 1000)
     process = await environment.process.spawn(model.launch(launch))
     waiter = asyncio.ensure_future(process.wait())
@@ -223,7 +225,10 @@ async def execute_launch(environment: Any, launch: dict[str, Any], model: ModelA
         stdout = "".join([chunk async for chunk in process.stdout()]).encode()
         stderr = "".join([chunk async for chunk in process.stderr()]).encode()
         dropped = {}
-    return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
-                      stderr=stderr, dropped=dropped, calls=settled.calls,
-                      unsettled_calls=settled.unsettled, events=settled.events, executor=executor,
-                      usage_within_limits=settled.usage_within_limits)
+    capture = RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
+                         stderr=stderr, dropped=dropped, calls=settled.calls,
+                         unsettled_calls=settled.unsettled, events=settled.events, executor=executor,
+                         usage_within_limits=settled.usage_within_limits)
+    if harness is not None:
+        harness.record(capture, settled)
+    return capture

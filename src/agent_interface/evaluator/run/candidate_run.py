@@ -91,11 +91,11 @@ from agent_interface.evaluator.run.attempt import (
 from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
 from agent_interface.evaluator.run.evidence import assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
+from agent_interface.evaluator.run.harness_attempt import HARNESS_TASK_ROOT, open_harness_attempt
 from agent_interface.evaluator.run.model_access import (
     HOST_PROXY_PORT,
     GatewayHost,
     HostModelRoute,
-    ModelAccess,
     gateway_isolation,
 )
 from agent_interface.evaluator.run.output_directory import (
@@ -283,8 +283,9 @@ async def run_candidate_async(
                           "this host gives no private mount namespace, so the fixed task file path "
                           "cannot be the process's own path")
         execution_id = "local-" + uuid.uuid4().hex
-        model = await ModelAccess.open(gateway, run_id=execution_id, task=task, system_prompt=system_prompt(parsed),
-                                       proxy_port=proxy_port)
+        model, harness = await open_harness_attempt(
+            parsed, gateway, run_id=execution_id, task=task, system_prompt=system_prompt(parsed),
+            proxy_port=proxy_port, task_root=HARNESS_TASK_ROOT)
         grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1", "executionId": execution_id,
                                   "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
                                   "network": model_network(task.limits.max_model_calls)})
@@ -296,7 +297,8 @@ async def run_candidate_async(
             evaluator_env=model.env,
             task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
         )
-        context, plan = build_materialization_context(parsed, suite, task, placement)
+        context, plan = build_materialization_context(parsed, suite, task, placement,
+                                                      native=None if harness is None else harness.native)
         receipt = materialization_receipt(verification, context)
         write_json_atomic(work / "materialization-receipt.json", receipt.to_wire())
         environment = None
@@ -312,8 +314,12 @@ async def run_candidate_async(
             await stage_workspaces(environment, plan, task, resolver, scratch, activation)
             if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                 await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
-            capture = await execute_launch(environment, launch_request(plan, task.instruction), model,
-                                           task.limits.timeout_ms, progress, cancel)
+            request = launch_request(plan, task.instruction)
+            if harness is not None:
+                await harness.stage(environment)
+                request = harness.launch_request(request)
+            capture = await execute_launch(environment, request, model, task.limits.timeout_ms, progress, cancel,
+                                           harness)
             capture.provider, capture.environment_id = provider.name, environment.id
             if isinstance(provider, ContainerRun):
                 capture.executor.update(provider.executor_record())

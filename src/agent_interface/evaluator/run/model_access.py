@@ -65,6 +65,7 @@ from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.gateway import (
     GatewayLimits,
     GatewayRun,
+    GatewaySettlement,
     ModelCallRecord,
     ModelGateway,
     Upstream,
@@ -142,13 +143,17 @@ class GatewayHost:
             raise _refuse("/", "model_gateway_unavailable", "the model gateway is not started")
         return await self._loop.run(_made(operation))
 
-    async def open_run(self, *, run_id: str, task: AgentCandidateBenchmarkTask, system_prompt: str) -> GatewayRun:
-        """A new run of the gateway for one attempt of ``task`` (its model and limits)."""
+    async def open_run(self, *, run_id: str, task: AgentCandidateBenchmarkTask, system_prompt: str,
+                       refusal_status: int = 400) -> GatewayRun:
+        """A new run of the gateway for one attempt of ``task`` (its model and limits);
+        ``refusal_status`` is the status of a refused call (a harness's own, see
+        :class:`~agent_interface.evaluator.harness.adapter.RefusalBehaviour`)."""
         gateway = self._gateway
         assert gateway is not None
         return await self._call(lambda: gateway.open_run(
             run_id=run_id, requested_model=task.model.requested, resolved=task.model.to_wire(),
-            limits=GatewayLimits.from_task_limits(task.limits), system_prompt=system_prompt))
+            limits=GatewayLimits.from_task_limits(task.limits), system_prompt=system_prompt,
+            refusal_status=refusal_status))
 
     async def settle(self, run: GatewayRun) -> ModelSettled:
         """Close ``run`` (later calls refused) and what it settled, read on the gateway's loop."""
@@ -157,7 +162,7 @@ class GatewayHost:
             return ModelSettled(calls=[call for call in settlement.calls if call.dispatched],
                                 unsettled=settlement.unsettled_calls,
                                 events=[dict(event) for event in settlement.events],
-                                usage_within_limits=settlement.usage_within_limits)
+                                usage_within_limits=settlement.usage_within_limits, settlement=settlement)
 
         return await self._call(settle)
 
@@ -193,12 +198,14 @@ class ModelSettled:
     """What a run's gateway settled: the model calls (those that reached the upstream; a
     refusal is in the trace events only), how many are unsettled (in flight, or no usage
     reported), every trace event (each call's served model and its match with the plan's
-    included), and the router's ``usageWithinLimits`` (``None`` without a gateway run)."""
+    included), the router's ``usageWithinLimits`` (``None`` without a gateway run) and the
+    gateway's whole settlement (its counts of calls and tokens; ``None`` without a run)."""
 
     calls: list[ModelCallRecord]
     unsettled: int
     events: list[dict[str, Any]] = field(default_factory=list)
     usage_within_limits: bool | None = None
+    settlement: GatewaySettlement | None = None
 
 
 def gateway_egress(task: AgentCandidateBenchmarkTask) -> dict[str, Any]:
@@ -277,9 +284,10 @@ class ModelAccess:
 
     @classmethod
     async def open(cls, host: GatewayHost | None, *, run_id: str, task: AgentCandidateBenchmarkTask,
-                   system_prompt: str, proxy_port: int) -> ModelAccess:
+                   system_prompt: str, proxy_port: int, refusal_status: int = 400) -> ModelAccess:
         """Open the attempt's gateway run (when the task allows calls) and its launch variables;
-        ``proxy_port`` is where the proxy listens in the program's namespace."""
+        ``proxy_port`` is where the proxy listens in the program's namespace; ``refusal_status``
+        the status of a refused call (a harness's own)."""
         egress = gateway_egress(task)
         if egress["mode"] == "blocked":
             return cls(host, None, {}, egress)
@@ -287,7 +295,8 @@ class ModelAccess:
             raise _refuse("/limits/maxModelCalls", "model_gateway_unavailable",
                           "the task allows model calls, but this run has no model gateway")
         await host.start()
-        run = await host.open_run(run_id=run_id, task=task, system_prompt=system_prompt)
+        run = await host.open_run(run_id=run_id, task=task, system_prompt=system_prompt,
+                                  refusal_status=refusal_status)
         env = {"OPENAI_BASE_URL": GATEWAY_ORIGIN + "/v1", "ANTHROPIC_BASE_URL": GATEWAY_ORIGIN,
                **proxy_environment(proxy_port)}
         token = {name: run.token for name in sorted(GATEWAY_TOKEN_ENV_NAMES)}
