@@ -32,8 +32,8 @@ from typing import Any, Final
 
 from agent_interface.cli import authoring, experiment_plan, experiment_report
 from agent_interface.cli.candidate_images import add_image_options, experiment_image_options
-from agent_interface.cli.cell_resources import add_resource_options, resources_of
 from agent_interface.cli.candidate_inputs import add_model_options
+from agent_interface.cli.cell_resources import add_resource_options, resources_of
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
 
 __all__ = ["EXIT_CELLS_FAILED", "cmd_experiment_run", "register"]
