@@ -13,8 +13,10 @@ installed: ``python examples/experiment/run_in_containers.py --out DIR [--reps N
 4. writes the measured comparison and its page with ``agent-interface experiment report``,
    and prints where to open it.
 
-The agents ask today's local model (the echo model behind the run's model endpoint). Exit
-status: 0 when every step succeeded; otherwise the failing step's.
+The agents call the evaluator's model gateway over HTTP (``$OPENAI_BASE_URL`` through the
+run's strict-egress proxy); behind it is ``--model-upstream`` (default ``echo``, offline: an
+OpenAI-compatible server is ``openai:URL`` with its key in the variable ``--model-key-env``
+names). Exit status: 0 when every step succeeded; otherwise the failing step's.
 """
 
 from __future__ import annotations
@@ -96,6 +98,8 @@ def main() -> int:
     parser.add_argument("--images", type=Path, help="the image store (default OUT/images)")
     parser.add_argument("--cache", type=Path, help="the image build cache (default ~/.cache/agent-interface/...)")
     parser.add_argument("--fresh", action="store_true", help="remove OUT/run first (else a run resumes)")
+    parser.add_argument("--model-upstream", default="echo", help="the model behind the gateway (default echo)")
+    parser.add_argument("--model-key-env", help="the variable holding the upstream's key")
     args = parser.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -114,7 +118,9 @@ def main() -> int:
     ran = step("run every cell in containers", [
         *cli(), "experiment", "run", str(paths["experiment"]), "--out", str(out / "run"),
         "--repository", str(paths["repository"]), "--artifacts", str(paths["artifacts"]),
-        "--images", str(images), "--executor", "container", "--workers", str(args.workers)], ok=(0, 3))
+        "--images", str(images), "--executor", "container", "--workers", str(args.workers),
+        "--model-upstream", args.model_upstream,
+        *(["--model-key-env", args.model_key_env] if args.model_key_env else [])], ok=(0, 3))
     print(f"   cells: {ran['cells']}")
     for failure in ran.get("failures", []):
         print(f"   failed {failure['key']}: {failure['message']} [{failure['code']}]", file=sys.stderr)
