@@ -83,6 +83,15 @@ def test_a_directory_solution_path_and_explicit_restores(calc: Path, tmp_path: P
     assert grader["restore"] == ["README", "calc.py"]
 
 
+def test_token_limits_are_options_and_a_negative_one_is_refused(calc: Path, tmp_path: Path) -> None:
+    assert _task_new(calc, tmp_path, "--test", PYTEST, "--max-input-tokens", "400000", "--max-output-tokens", "20000",
+                     "--max-total-tokens", "420000", "--max-model-calls", "8") == 0
+    limits = json.loads((tmp_path / "task.json").read_text())["limits"]
+    assert (limits["maxInputTokens"], limits["maxOutputTokens"], limits["maxTotalTokens"]) == (400000, 20000, 420000)
+    assert limits["maxModelCalls"] == 8
+    assert _task_new(calc, tmp_path / "bad", "--test", PYTEST, "--max-input-tokens", "-1") == 1
+
+
 def test_the_task_selects_an_image_found_in_the_store(calc: Path, tmp_path: Path) -> None:
     image = build_image(tmp_path / "layout", {"bin/hello": b"hello\n"})
     store = OciImageStore(tmp_path / "store")

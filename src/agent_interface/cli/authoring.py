@@ -184,8 +184,10 @@ def cmd_task_new(args: argparse.Namespace) -> int:
         raise CommandError("usage", "give --instruction TEXT or --instruction-file FILE")
     builder = (BenchmarkTaskBuilder(args.benchmark, args.version, scenario=args.scenario)
                .instruction(instruction).workspace(_workspace_files(args.workspace)))
-    limits = {name: value for name, value in (("timeoutMs", args.timeout_ms), ("maxModelCalls", args.max_model_calls))
-              if value is not None}
+    limits = {name: value for name, value in (
+        ("timeoutMs", args.timeout_ms), ("maxModelCalls", args.max_model_calls),
+        ("maxInputTokens", args.max_input_tokens), ("maxOutputTokens", args.max_output_tokens),
+        ("maxTotalTokens", args.max_total_tokens)) if value is not None}
     try:
         if args.repository is not None:
             _repository_task(args, builder)
@@ -434,6 +436,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     new.add_argument("--workspace", metavar="DIR", help="the task workspace's files (default: none)")
     new.add_argument("--timeout-ms", type=int, metavar="MS", help="the run's time limit (default 60000)")
     new.add_argument("--max-model-calls", type=int, metavar="N", help="(default 4)")
+    new.add_argument("--max-input-tokens", type=int, metavar="N",
+                     help="(default 10000; a real CLI's requests need about 4x their tokens: docs/gateway.md)")
+    new.add_argument("--max-output-tokens", type=int, metavar="N", help="(default 10000)")
+    new.add_argument("--max-total-tokens", type=int, metavar="N", help="(default 20000)")
     new.add_argument("--artifacts", metavar="DIR", help="where to write the grader's document")
     new.add_argument("--suite", metavar="FILE", help="also write the one-task suite here")
     new.add_argument("--out", metavar="FILE", required=True, help="where to write the task (- for stdout)")
