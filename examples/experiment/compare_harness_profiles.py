@@ -140,7 +140,12 @@ def main() -> int:
     print(f"   cells: {ran['cells']}")
     for failure in ran.get("failures", []):
         print(f"   failed {failure['key']}: {failure['message']} [{failure['code']}]", file=sys.stderr)
-    report = step("write the report", [*cli(), "experiment", "report", str(out / "run")], ok=(0, 1))
+    label = "Codex; the candidate's AGENTS.md says to run the tests before finishing, the baseline has none."
+    if upstream.startswith("scripted:"):
+        label += (" Model: the offline scripted one, the same replies to both arms: this shows the machinery,"
+                  " not a measurement (--model-upstream openai:URL --model-key-env VAR makes it one).")
+    report = step("write the report", [*cli(), "experiment", "report", str(out / "run"), "--label", label],
+                  ok=(0, 1))
     if upstream.startswith("scripted:"):
         print("   the scripted model answers both arms alike: this shows the machinery, not a measurement "
               "(--model-upstream openai:URL --model-key-env VAR for one)")
