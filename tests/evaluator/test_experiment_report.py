@@ -10,7 +10,8 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -257,3 +258,28 @@ def test_a_cell_retried_to_a_later_attempt_is_explained(tmp_path: Path) -> None:
     assert result.comparison is None
     assert result.analysis.later_attempts == {(1, "candidate"): 2}
     assert "only attempt 2 has a record" in result.html_path.read_text()
+
+
+def test_the_page_names_what_the_arms_share_and_where_their_profiles_differ(tmp_path: Path) -> None:
+    rows = report_module.arm_rows(experiment(6, 2))
+    assert rows[:2] == (("/code/kind", '"disabled"', '"disabled"'), ("/execution/harness", '"codex"', '"codex"'))
+    assert rows[-1] == ("/profile/prompt/systemPrompt", '"Solve the task."', '"Solve the task and verify the result."')
+    assert [row for row in rows if row[1] != row[2]] == [rows[-1]]
+    page = write_report(run_directory(tmp_path), tmp_path / "out").html_path.read_text()
+    arms = page[page.index('<section id="arms">'):page.index('<section id="estimates">')]
+    assert "The two arms" in arms and arms.count('class="wrap mono changed"') == 2
+    assert "Solve the task and verify the result." in arms
+
+
+def test_a_field_only_one_arm_has_is_shown_absent_and_every_value_escaped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wire = experiment(6, 2).to_wire()
+    candidate = json.loads(json.dumps(wire["candidate"]))
+    candidate["profile"]["prompt"]["instructions"] = [HOSTILE]
+    arms = SimpleNamespace(baseline=SimpleNamespace(to_wire=lambda: wire["baseline"]),
+                           candidate=SimpleNamespace(to_wire=lambda: candidate))
+    rows = report_module.arm_rows(cast(Any, arms))
+    assert ("/profile/prompt/instructions/0", "absent", json.dumps(HOSTILE)) in rows
+    monkeypatch.setattr(report_module, "arm_rows", lambda _: rows)
+    page = write_report(run_directory(tmp_path), tmp_path / "out").html_path.read_text()
+    assert "<script" not in page.lower() and "&lt;script&gt;alert(1)" in page

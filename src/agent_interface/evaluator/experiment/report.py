@@ -66,6 +66,7 @@ from agent_interface.evaluator.experiment.report_html import (
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "ExperimentReport",
+    "arm_rows",
     "failed_cells",
     "load_run_directory",
     "report_view",
@@ -177,6 +178,37 @@ def failed_cells(directory: Path) -> dict[tuple[str, int, int], str]:
     return reasons
 
 
+def _leaves(value: Any, pointer: str, out: dict[str, str]) -> dict[str, str]:
+    """``value``'s leaves by JSON Pointer, each as its JSON text."""
+    if isinstance(value, Mapping) and value:
+        for key in sorted(value):
+            _leaves(value[key], f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}", out)
+    elif isinstance(value, (list, tuple)) and value:
+        for index, item in enumerate(value):
+            _leaves(item, f"{pointer}/{index}", out)
+    else:
+        out[pointer] = json.dumps(value, ensure_ascii=False)
+    return out
+
+
+def arm_rows(experiment: AgentCandidateExperiment) -> tuple[tuple[str, str, str], ...]:
+    """What the two arms are, by JSON Pointer into each bundle: the harness, its version and
+    launch, the code's kind, and every profile field whose value differs (``absent`` where an
+    arm has none); ``(pointer, baseline, candidate)``, the harness rows first."""
+    sides = []
+    for bundle in (experiment.baseline, experiment.candidate):
+        wire = bundle.to_wire()
+        execution = wire.get("execution") or {}
+        sides.append(_leaves({"execution": {key: execution[key] for key in ("harness", "harnessVersion", "launch")
+                                            if key in execution},
+                              "code": {"kind": (wire.get("code") or {}).get("kind")},
+                              "profile": wire.get("profile") or {}}, "", {}))
+    baseline, candidate = sides
+    fixed = [key for key in baseline if not key.startswith("/profile/") and baseline[key] == candidate.get(key)]
+    differing = sorted(key for key in {*baseline, *candidate} if baseline.get(key) != candidate.get(key))
+    return tuple((key, baseline.get(key, "absent"), candidate.get(key, "absent")) for key in [*fixed, *differing])
+
+
 def _task_label(experiment: AgentCandidateExperiment, index: int) -> str:
     return experiment.benchmark.tasks[index].scenario.id
 
@@ -278,6 +310,7 @@ def report_view(
         label=label,
         diff=diff,
         graders=tuple(graders),
+        arms=arm_rows(experiment),
     )
 
 

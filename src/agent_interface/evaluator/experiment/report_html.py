@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
+    "MAX_ARM_ROWS",
     "MAX_DIFF_CHARS",
     "MAX_GRADER_CELLS",
     "MAX_OUTPUT_CHARS",
@@ -28,6 +29,9 @@ __all__ = [
 
 MAX_DIFF_CHARS: Final = 20_000
 """Characters of the comparison's ``diff`` shown in the page."""
+
+MAX_ARM_ROWS: Final = 60
+"""Rows of the arms' settings and differences shown in the page."""
 
 MAX_ROWS: Final = 1000
 """Paired rows shown in the page; the rest are counted (every row is in comparison.json)."""
@@ -122,6 +126,9 @@ class ReportView:
     """The change, as the comparison states it (shown up to :data:`MAX_DIFF_CHARS`)."""
     graders: Sequence[GraderRow] = ()
     """Each cell's grader output, as the run directory keeps it (workspace tasks)."""
+    arms: Sequence[tuple[str, str, str]] = ()
+    """What the arms are: ``(pointer, baseline, candidate)`` JSON texts; the harness and code
+    rows the arms share, then every field that differs (``report.arm_rows``)."""
 
 
 def _e(value: object) -> str:
@@ -179,7 +186,7 @@ font-size:13px;border:1px solid var(--line);background:#fff}
 table{border-collapse:collapse;width:100%;font-size:13.5px}
 th,td{text-align:right;padding:5px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
 th{color:var(--muted);font-weight:600;background:#fafbfd;position:sticky;top:0}
-td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left}
+td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left}td.changed{background:var(--more-bg)}
 .pos{color:var(--ship);font-weight:600}.neg{color:var(--hold);font-weight:600}
 .scroll{max-height:560px;overflow:auto;border:1px solid var(--line);border-radius:8px}
 .note{color:var(--muted);font-size:13px;margin:8px 0 0}
@@ -453,6 +460,27 @@ def _method(view: ReportView) -> str:
     return f'<section id="method"><h2>Method and provenance</h2><dl>{rows}</dl>{notes}</section>'
 
 
+def _arms(view: ReportView) -> str:
+    if not view.arms:
+        return ""
+    shown = view.arms[:MAX_ARM_ROWS]
+    body = "".join(
+        f'<tr><td class="l mono">{_e(pointer)}</td>'
+        + "".join(f'<td class="wrap mono{"" if baseline == candidate else " changed"}">{_e(_clip(value, 240))}</td>'
+                  for value in (baseline, candidate))
+        + "</tr>"
+        for pointer, baseline, candidate in shown)
+    same = sum(1 for _, baseline, candidate in view.arms if baseline == candidate)
+    differ = len(view.arms) - same
+    more = (f'<p class="note">{len(view.arms) - len(shown)} more rows: both bundles are in experiment.json.</p>'
+            if len(view.arms) > len(shown) else "")
+    return ('<section id="arms"><h2>The two arms</h2>'
+            f'<p class="note">{same} shared setting(s) of the harness and code, then the {differ} field(s) '
+            "where the bundles differ (JSON Pointers into each bundle; absent: the arm has none).</p>"
+            '<div class="scroll"><table><thead><tr><th class="l">field</th><th class="l">baseline</th>'
+            f'<th class="l">candidate</th></tr></thead><tbody>{body}</tbody></table></div>{more}</section>')
+
+
 def _change(view: ReportView) -> str:
     if not view.diff and view.label is None:
         return ""
@@ -529,9 +557,9 @@ def render_report_html(view: ReportView) -> str:
     )
     # Invalid captures come right after the decision when there are any.
     sections = (
-        [_decision(view), _invalid(view), _estimates(view), _rows(view), _spend(view)]
+        [_decision(view), _invalid(view), _arms(view), _estimates(view), _rows(view), _spend(view)]
         if view.invalid
-        else [_decision(view), _estimates(view), _rows(view), _spend(view), _invalid(view)]
+        else [_decision(view), _arms(view), _estimates(view), _rows(view), _spend(view), _invalid(view)]
     )
     return "".join([head, intro, *sections, _graders(view), _change(view), _method(view),
                     "</main></body></html>\n"])
