@@ -20,6 +20,7 @@ from agent_interface.cli.main import main
 from agent_interface.core.canonical import canonical_bytes
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment import report as report_module
+from agent_interface.evaluator.experiment.comparison import ComparisonContext
 from agent_interface.evaluator.experiment.report import load_run_directory, write_report
 from tests.evaluator.measured_fixtures import cell, experiment, invalid
 
@@ -269,6 +270,9 @@ def test_the_page_names_what_the_arms_share_and_where_their_profiles_differ(tmp_
     arms = page[page.index('<section id="arms">'):page.index('<section id="estimates">')]
     assert "The two arms" in arms and arms.count('class="wrap mono changed"') == 2
     assert "Solve the task and verify the result." in arms
+    labelled = write_report(tmp_path / "run", tmp_path / "labelled",
+                            ComparisonContext(label="Verifies its result.")).html_path.read_text()
+    assert labelled.count("Verifies its result.") == 1 and 'id="change"' not in labelled  # the label heads the arms
 
 
 def test_a_field_only_one_arm_has_is_shown_absent_and_every_value_escaped(

@@ -186,7 +186,7 @@ font-size:13px;border:1px solid var(--line);background:#fff}
 table{border-collapse:collapse;width:100%;font-size:13.5px}
 th,td{text-align:right;padding:5px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
 th{color:var(--muted);font-weight:600;background:#fafbfd;position:sticky;top:0}
-td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left}td.changed{background:var(--more-bg)}
+td.l,th.l{text-align:left}td.wrap{white-space:normal;text-align:left}td.changed{background:var(--more-bg)}td.wrap.mono{word-break:normal;overflow-wrap:anywhere}
 .pos{color:var(--ship);font-weight:600}.neg{color:var(--hold);font-weight:600}
 .scroll{max-height:560px;overflow:auto;border:1px solid var(--line);border-radius:8px}
 .note{color:var(--muted);font-size:13px;margin:8px 0 0}
@@ -474,7 +474,8 @@ def _arms(view: ReportView) -> str:
     differ = len(view.arms) - same
     more = (f'<p class="note">{len(view.arms) - len(shown)} more rows: both bundles are in experiment.json.</p>'
             if len(view.arms) > len(shown) else "")
-    return ('<section id="arms"><h2>The two arms</h2>'
+    label = f"<p>{_e(view.label)}</p>" if view.label is not None else ""
+    return (f'<section id="arms"><h2>The two arms</h2>{label}'
             f'<p class="note">{same} shared setting(s) of the harness and code, then the {differ} field(s) '
             "where the bundles differ (JSON Pointers into each bundle; absent: the arm has none).</p>"
             '<div class="scroll"><table><thead><tr><th class="l">field</th><th class="l">baseline</th>'
@@ -482,9 +483,10 @@ def _arms(view: ReportView) -> str:
 
 
 def _change(view: ReportView) -> str:
-    if not view.diff and view.label is None:
+    shown_label = view.label if not view.arms else None  # else it heads the arms
+    if not view.diff and shown_label is None:
         return ""
-    label = f"<p>{_e(view.label)}</p>" if view.label is not None else ""
+    label = f"<p>{_e(shown_label)}</p>" if shown_label is not None else ""
     diff = ""
     if view.diff:
         shown = view.diff[:MAX_DIFF_CHARS]
