@@ -14,12 +14,12 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Final
 
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.images.tree_removal import remove_tree
 
 __all__ = ["mount_environment_root", "overlay_available", "unmount_environment_root"]
 
@@ -106,7 +106,7 @@ def unmount_environment_root(directory: Path) -> None:
     for name in ("rootfs", "layer"):
         if (directory / name).exists():
             _unmount(directory / name)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory, ignore_errors=True)
 
 
 def overlay_available(scratch: Path) -> bool:
@@ -124,5 +124,5 @@ def overlay_available(scratch: Path) -> bool:
     finally:
         _unmount(target)
         _unmount(layer)
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)
     return True

@@ -64,7 +64,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import socket
 import threading
 import time
@@ -108,6 +107,7 @@ from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.confined_files import environment_path_components
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
@@ -387,7 +387,7 @@ class OciExactProcesses:
 
 def _remove_tree(directory: Path) -> None:
     if directory.exists():
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory, ignore_errors=True)
 
 
 class OciExactProcessProvider:

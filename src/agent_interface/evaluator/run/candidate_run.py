@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Mapping
@@ -71,6 +70,7 @@ from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.images.oci_store import OciImageStore
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.attempt import (
     CandidateRunProgress,
@@ -315,12 +315,12 @@ async def run_candidate_async(
             write_json_atomic(work / "run-receipt.json", outcome.to_wire())
         target = publish_output_directory(work, out, pointer="/out")
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work, ignore_errors=True)
         raise
     finally:
         if provider is not None:
             provider.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)
     return CandidateRunResult(
         out=target, plan=plan, materialization_receipt=receipt,
         run_receipt=None if isinstance(outcome, CandidateInvalidCapture) else outcome,

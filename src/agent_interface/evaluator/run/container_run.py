@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -54,6 +53,7 @@ from agent_interface.evaluator.container.oci_provider import (
     OciExactProcessProvider,
 )
 from agent_interface.evaluator.images.oci_store import OciImageStore
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.run.image_selection import (
     CONTAINER_ID_BASE,
     SelectedImage,
@@ -220,4 +220,4 @@ def _remove(directory: Path) -> None:
             unmount_environment_root(environment / "root")
     with contextlib.suppress(OSError):
         os.chmod(directory / "input", 0o700)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory, ignore_errors=True)
