@@ -17,8 +17,10 @@ from agent_interface.evaluator.images.rootfs_cache import RootfsCache
 from .oci_fixtures import Entry, tar_layer, write_image
 from .test_tree_removal import deep_tree
 
+DEFAULT = ImageLimits()
 
-def _store(tmp_path: Path, *layers: bytes, limits: ImageLimits = ImageLimits()) -> tuple[OciImageStore, str]:
+
+def _store(tmp_path: Path, *layers: bytes, limits: ImageLimits = DEFAULT) -> tuple[OciImageStore, str]:
     layout = tmp_path / f"src-{time.monotonic_ns()}"
     image = write_image(layout, list(layers))
     store = OciImageStore(tmp_path / "store" / layout.name, limits=limits)

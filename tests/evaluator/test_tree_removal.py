@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_interface.evaluator.images.tree_removal import MAX_OPEN_DIRECTORIES, remove_tree, remove_tree_at
+from agent_interface.evaluator.images.tree_removal import (
+    MAX_OPEN_DIRECTORIES,
+    remove_tree,
+    remove_tree_at,
+)
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
