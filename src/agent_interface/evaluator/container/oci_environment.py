@@ -41,6 +41,7 @@ from agent_interface.evaluator.container.environment_egress import (
     EnvironmentEgress,
     summary_from_file,
 )
+from agent_interface.evaluator.container.environment_root import environment_init
 from agent_interface.evaluator.container.host_probe import OciHostSupport
 from agent_interface.evaluator.container.runtime_config import (
     ContainerLimits,
@@ -177,7 +178,7 @@ class OciExactProcessManager:
         cgroup = container_cgroup(container_id)
         config = runtime_config(
             rootfs=str(env._directory / "root" / "rootfs"),
-            init=str(owner.init_path),
+            init=str(environment_init(env._directory / "root") or owner.init_path),
             argv=[request.executable, *request.args],
             env=dict(request.env),
             cwd=request.cwd,

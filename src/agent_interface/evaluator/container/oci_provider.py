@@ -285,7 +285,7 @@ class OciExactProcesses:
         (directory / "processes").mkdir(mode=0o700, exist_ok=True)
         mount_environment_root(
             directory / "root", image.rootfs, disk_mb=disk_mb,
-            id_base=self.support.id_base, overlay=self.support.overlay,
+            id_base=self.support.id_base, overlay=self.support.overlay, init=self.init_path,
         )
 
     async def _wait_ready(self, environment_id: str) -> None:
