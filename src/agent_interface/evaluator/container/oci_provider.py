@@ -101,8 +101,17 @@ from agent_interface.evaluator.container.oci_environment import (
     OciExactProcessEnvironment,
     parse_model,
 )
-from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
+from agent_interface.evaluator.container.runtime_config import (
+    ID_RANGE,
+    ReadOnlyBind,
+    container_cgroup,
+)
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
+from agent_interface.evaluator.container.user_namespace import (
+    create_user_namespace,
+    environment_owner,
+    remove_user_namespace,
+)
 from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
@@ -171,6 +180,11 @@ class OciExactProcesses:
     def network_namespace(self, environment_id: str) -> Path:
         """Where a strict environment's network namespace is pinned."""
         return self.environment_directory(environment_id) / "netns"
+
+    def user_namespace(self, environment_id: str) -> Path | None:
+        """The environment's own user namespace (owned by an unprivileged uid), if it has one."""
+        path = self.environment_directory(environment_id) / "userns"
+        return path if self.support.id_base is not None and os.path.ismount(path) else None
 
     def egress_log_path(self, environment_id: str) -> Path:
         """The JSONL decision log of a strict environment (outside every container)."""
@@ -274,6 +288,11 @@ class OciExactProcesses:
             directory = self.environment_directory(environment_id)
             if not (directory / "root" / "rootfs").is_mount():
                 self._mount(directory, image, disk_mb)
+            userns = directory / "userns"
+            if self.support.id_base is not None and not os.path.ismount(userns):
+                remove_user_namespace(userns)  # a file a creator that died left unmounted
+                with contextlib.suppress(OSError):  # else runc makes a root-owned one, as before
+                    create_user_namespace(userns, environment_owner(environment_id), self.support.id_base, ID_RANGE)
             netns = self.network_namespace(environment_id)
             if strict and not netns.is_mount():
                 remove_network_namespace(netns)  # a file a creator that died left unmounted
@@ -343,6 +362,7 @@ class OciExactProcesses:
         await asyncio.to_thread(self.remove_containers, lambda container: container.startswith(f"{environment_id}-"))
         await self.close_egress(environment_id)
         await asyncio.to_thread(remove_network_namespace, self.network_namespace(environment_id))
+        await asyncio.to_thread(remove_user_namespace, directory / "userns")
         await asyncio.to_thread(unmount_environment_root, directory / "root")
         await asyncio.to_thread(_remove_tree, directory)
 
@@ -381,6 +401,7 @@ class OciExactProcesses:
         for directory in environments.iterdir() if environments.is_dir() else ():
             if directory.name not in live:
                 await asyncio.to_thread(remove_network_namespace, directory / "netns")
+                await asyncio.to_thread(remove_user_namespace, directory / "userns")
                 await asyncio.to_thread(unmount_environment_root, directory / "root")
                 await asyncio.to_thread(_remove_tree, directory)
 

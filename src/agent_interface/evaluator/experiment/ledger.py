@@ -14,6 +14,10 @@ A run directory ``DIR`` holds:
   the typed error of each ``failed`` cell;
 * ``artifacts/``: the content-addressed store every cell's evidence points into (one
   copy of each blob, shared by cells);
+* ``scratch/``: the local workers' temporary directories (mode 0o700; the run's cells'
+  providers, workspaces and diffs), emptied when a run opens the directory, so a run
+  killed by ``kill -9`` leaves nothing in the system's temporary directory and its
+  resume removes what it left (mounts under it detached first);
 * ``results.json``: the cells' deterministic results (no wall-clock time), the same bytes
   for the same cells whichever engine ran them.
 
@@ -41,6 +45,7 @@ from typing import Any, Final
 
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, ExperimentCell
+from agent_interface.evaluator.images.tree_removal import detach_mounts_below, remove_tree
 from agent_interface.evaluator.run.write_atomic import write_bytes_atomic
 
 __all__ = ["ExperimentLedger", "RunDirectory", "cell_summary"]
@@ -85,6 +90,7 @@ class RunDirectory:
         self.failed = self.root / "failed"
         self.artifacts = self.root / "artifacts"
         self.results = self.root / "results.json"
+        self.scratch = self.root / "scratch"
         self._lock: int | None = None
 
     def open(self, experiment_bytes: bytes, experiment_digest: str) -> None:
@@ -113,6 +119,15 @@ class RunDirectory:
             write_bytes_atomic(self.experiment, experiment_bytes)
         for directory in (self.cells, self.invalid, self.failed, self.artifacts):
             directory.mkdir(exist_ok=True)
+        self.sweep_scratch()
+
+    def sweep_scratch(self) -> None:
+        """Empty ``scratch/`` (what a killed run's workers left) and make it anew, mode 0o700."""
+        if self.scratch.is_dir() and not self.scratch.is_symlink():
+            detach_mounts_below(self.scratch)
+        remove_tree(self.scratch, ignore_errors=True)
+        self.scratch.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(self.scratch, 0o700)
 
     def close(self) -> None:
         """Release the directory's lock."""

@@ -16,6 +16,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ class CellContext:
     artifacts: str | None = None
     runner: Callable[[CellContext], CellRunner] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    scratch: str | None = None
+    """A local worker's temporary directory (the run directory's ``scratch/``), or ``None``."""
 
 
 def exact_process_runner(context: CellContext) -> CellRunner:
@@ -50,6 +53,7 @@ def exact_process_runner(context: CellContext) -> CellRunner:
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
                                   artifacts=None if context.artifacts is None else Path(context.artifacts),
+                                  scratch=None if context.scratch is None else Path(context.scratch),
                                   containers=ContainerCells.from_options(context.options))
 
 
@@ -85,6 +89,8 @@ def init_worker(context: CellContext) -> None:
     """A local worker process's initializer: keep ``context``; die with the driver."""
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if context.scratch is not None:  # every temporary directory of this worker's cells goes there
+        tempfile.tempdir = context.scratch
     _CONTEXT[:] = [context]
 
 

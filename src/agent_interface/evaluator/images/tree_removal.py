@@ -13,6 +13,9 @@ works on directory descriptors only:
 * at most :data:`MAX_OPEN_DIRECTORIES` descriptors are open at once: a directory deeper than
   that is renamed (same file system, one ``renameat``) to the top of the tree and removed
   from there later, which flattens any depth in linear work and never climbs through ``..``;
+* it never crosses into another file system: a mount point met inside the tree is left
+  (with what leads to it) and the removal fails with ``EBUSY`` (:func:`detach_mounts_below`
+  detaches them first, where the caller may);
 * a directory the remover may not write or search (modes of an unpacked image, ``0o000``
   overlay work directories) is given ``0o700`` through its descriptor before it is emptied,
   so an unprivileged owner removes what it owns.
@@ -30,7 +33,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["MAX_OPEN_DIRECTORIES", "remove_tree", "remove_tree_at"]
+__all__ = ["MAX_OPEN_DIRECTORIES", "detach_mounts_below", "remove_tree", "remove_tree_at"]
 
 MAX_OPEN_DIRECTORIES: Final = 32
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -110,6 +113,7 @@ def _rmdir(fd: int, name: str, *, inside: bool = True) -> None:
 
 def _empty(top: int) -> None:
     """Remove everything below the directory ``top`` (left open, left empty)."""
+    device = os.fstat(top).st_dev
     stack = [_Frame(top, "", _names(top))]
     moved = 0
     while stack:
@@ -135,6 +139,8 @@ def _empty(top: int) -> None:
             frame.pending.append(name)  # replaced by a non-directory meanwhile: unlink it
             continue
         try:
+            if os.fstat(child).st_dev != device:
+                raise OSError(errno.EBUSY, "a mount point inside the tree is left as it is")
             pending = _names(child)
         except BaseException:
             os.close(child)
@@ -210,3 +216,37 @@ def remove_tree(path: str | os.PathLike[str], *, ignore_errors: bool = False) ->
     finally:
         with contextlib.suppress(OSError):
             os.close(parent)
+
+
+def _unescape(field: str) -> str:
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and i + 3 < len(field) and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def detach_mounts_below(path: str | os.PathLike[str]) -> int:
+    """Lazily detach (``umount2(MNT_DETACH)``) every mount strictly below ``path`` in this
+    process's mount namespace, deepest first; how many. What a killed process left mounted
+    in its scratch (an environment's tmpfs, an overlay root) is released this way before
+    :func:`remove_tree`; a mount that cannot be detached (no privilege) is left."""
+    import ctypes
+
+    base = os.path.realpath(os.fspath(path)).rstrip("/") + "/"
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+            points = [_unescape(line.split(" ")[4]) for line in handle if line.count(" ") >= 4]
+    except OSError:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    detached = 0
+    for point in sorted({p for p in points if p.startswith(base)}, key=len, reverse=True):
+        if libc.umount2(os.fsencode(point), 2) == 0:  # MNT_DETACH
+            detached += 1
+    return detached
