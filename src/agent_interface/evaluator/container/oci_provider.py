@@ -95,6 +95,7 @@ from agent_interface.evaluator.container.host_probe import (
 from agent_interface.evaluator.container.network_namespace import (
     create_network_namespace,
     listen_in_namespace,
+    loopback_up_in_namespace,
     remove_network_namespace,
 )
 from agent_interface.evaluator.container.oci_environment import (
@@ -288,13 +289,20 @@ class OciExactProcesses:
             directory = self.environment_directory(environment_id)
             if not (directory / "root" / "rootfs").is_mount():
                 self._mount(directory, image, disk_mb)
-            userns = directory / "userns"
+            userns, netns = directory / "userns", self.network_namespace(environment_id)
             if self.support.id_base is not None and not os.path.ismount(userns):
-                remove_user_namespace(userns)  # a file a creator that died left unmounted
-                with contextlib.suppress(OSError):  # else runc makes a root-owned one, as before
-                    create_user_namespace(userns, environment_owner(environment_id), self.support.id_base, ID_RANGE)
-            netns = self.network_namespace(environment_id)
-            if strict and not netns.is_mount():
+                remove_user_namespace(userns)  # files a creator that died left unmounted
+                if strict:
+                    remove_network_namespace(netns)
+                try:  # else runc makes a root-owned one, as before
+                    create_user_namespace(userns, environment_owner(environment_id), self.support.id_base, ID_RANGE,
+                                          network=netns if strict else None)
+                    if strict:
+                        loopback_up_in_namespace(netns)
+                except OSError:
+                    remove_user_namespace(userns)
+                    remove_network_namespace(netns)
+            if strict and not os.path.ismount(netns):
                 remove_network_namespace(netns)  # a file a creator that died left unmounted
                 create_network_namespace(netns)
 

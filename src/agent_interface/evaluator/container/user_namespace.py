@@ -58,16 +58,21 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-def create_user_namespace(path: Path, owner: int, id_base: int, size: int) -> None:
+def create_user_namespace(path: Path, owner: int, id_base: int, size: int, *, network: Path | None = None) -> None:
     """A user namespace owned by host uid ``owner``, mapping ``0..size-1`` to ``id_base..``,
-    pinned at ``path`` (a new file); ``OSError`` when it cannot be made here."""
+    pinned at ``path`` (a new file); ``OSError`` when it cannot be made here.
+
+    With ``network``, a new network namespace owned by that user namespace is made with it
+    and pinned at ``network`` (a container in the user namespace may join only a network
+    namespace it owns; bring its loopback up with
+    :func:`.network_namespace.loopback_up_in_namespace`)."""
     setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
     if setpriv is None or unshare is None:
         raise OSError(errno.ENOENT, "setpriv and unshare are needed to make an owned user namespace")
     own = os.readlink("/proc/self/ns/user")
     child = subprocess.Popen(
         [setpriv, f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--",
-         unshare, "--user", "--", "/bin/cat"],
+         unshare, "--user", *(["--net"] if network is not None else []), "--", "/bin/cat"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
     )
     try:
@@ -84,13 +89,16 @@ def create_user_namespace(path: Path, owner: int, id_base: int, size: int) -> No
         for name in ("uid_map", "gid_map"):
             with open(f"/proc/{child.pid}/{name}", "w", encoding="ascii") as handle:
                 handle.write(f"0 {id_base} {size}\n")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        os.close(fd)
-        source = f"/proc/{child.pid}/ns/user".encode()
-        if _libc().mount(source, os.fsencode(path), None, _MS_BIND, None) != 0:
-            number = ctypes.get_errno()
-            path.unlink()
-            raise OSError(number, f"bind mount of the user namespace: {os.strerror(number)}")
+        pins = [(path, "user")] + ([] if network is None else [(network, "net")])
+        for pin, kind in pins:
+            fd = os.open(pin, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            os.close(fd)
+            source = f"/proc/{child.pid}/ns/{kind}".encode()
+            if _libc().mount(source, os.fsencode(pin), None, _MS_BIND, None) != 0:
+                number = ctypes.get_errno()
+                for made, _ in pins:
+                    remove_user_namespace(made)
+                raise OSError(number, f"bind mount of the {kind} namespace: {os.strerror(number)}")
     finally:
         if child.stdin is not None:
             child.stdin.close()

@@ -14,10 +14,6 @@ A run directory ``DIR`` holds:
   the typed error of each ``failed`` cell;
 * ``artifacts/``: the content-addressed store every cell's evidence points into (one
   copy of each blob, shared by cells);
-* ``scratch/``: the local workers' temporary directories (mode 0o700; the run's cells'
-  providers, workspaces and diffs), emptied when a run opens the directory, so a run
-  killed by ``kill -9`` leaves nothing in the system's temporary directory and its
-  resume removes what it left (mounts under it detached first);
 * ``results.json``: the cells' deterministic results (no wall-clock time), the same bytes
   for the same cells whichever engine ran them.
 
@@ -29,6 +25,13 @@ that file holds the claimed attempt (recovered), and otherwise returns it to ``p
 (run again under the same idempotency key); a settled cell whose record file is missing
 or altered is run again too. A cell is never counted twice: its row is its one result.
 One process at a time holds the directory (``run_directory_busy``).
+
+The local workers' temporary directories (the cells' providers, workspaces and diffs) go
+under one scratch directory of the run, ``$TMPDIR/aic-run-<16 hex of the directory's
+path>`` (short, as the Unix socket paths inside need; mode 0o700, owned by the runner,
+a pre-existing one of anyone else's refused): opening the run directory sweeps it (what a
+run killed by ``kill -9`` left, mounts under it detached first), closing it removes it, so
+no ``agent-interface-cell-*`` directory outlives a resumed run in the temporary directory.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -90,7 +95,8 @@ class RunDirectory:
         self.failed = self.root / "failed"
         self.artifacts = self.root / "artifacts"
         self.results = self.root / "results.json"
-        self.scratch = self.root / "scratch"
+        digest = hashlib.sha256(os.fsencode(self.root.resolve())).hexdigest()[:16]
+        self.scratch = Path(tempfile.gettempdir()) / f"aic-run-{digest}"
         self._lock: int | None = None
 
     def open(self, experiment_bytes: bytes, experiment_digest: str) -> None:
@@ -121,17 +127,28 @@ class RunDirectory:
             directory.mkdir(exist_ok=True)
         self.sweep_scratch()
 
-    def sweep_scratch(self) -> None:
-        """Empty ``scratch/`` (what a killed run's workers left) and make it anew, mode 0o700."""
-        if self.scratch.is_dir() and not self.scratch.is_symlink():
-            detach_mounts_below(self.scratch)
-        remove_tree(self.scratch, ignore_errors=True)
-        self.scratch.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(self.scratch, 0o700)
+    def sweep_scratch(self, *, make: bool = True) -> None:
+        """Empty the run's scratch directory (what a killed run's workers left) and, with
+        ``make``, make it anew: mode 0o700, owned by this process's user, else refused."""
+        for _ in range(3):
+            if self.scratch.is_dir() and not self.scratch.is_symlink():
+                detach_mounts_below(self.scratch)
+            remove_tree(self.scratch, ignore_errors=True)
+            if not make:
+                return
+            try:
+                os.mkdir(self.scratch, 0o700)
+            except FileExistsError:
+                continue
+            status = os.lstat(self.scratch)
+            if stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) == 0o700:
+                return
+        raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
 
     def close(self) -> None:
-        """Release the directory's lock."""
+        """Remove the run's scratch directory and release the directory's lock."""
         if self._lock is not None:
+            self.sweep_scratch(make=False)
             os.close(self._lock)
             self._lock = None
 
