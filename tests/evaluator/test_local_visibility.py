@@ -31,13 +31,13 @@ def test_another_live_environment_is_not_in_the_mount_table(tmp_path: Path, mode
         termination = (await process.wait()).to_wire()
         assert termination["exitCode"] == 0, (await process.output_bytes("stderr")).decode()
         text = (await process.output_bytes("stdout")).decode()
-        uid = str(getattr(other, "_uid"))
+        uid = str(other._uid)
         await mine.destroy()
         await other.destroy()
         return text, mine.id, [other.id, f"uid={uid}"]
 
     try:
-        text, mine, secrets = run(main())
+        text, _mine, secrets = run(main())
     finally:
         local.close()
     assert text.strip()

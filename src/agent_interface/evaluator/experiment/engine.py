@@ -96,6 +96,10 @@ class ExperimentRunOptions:
     executor: Executor = "auto"
     images: Path | None = None
     image: str | None = None
+    max_document_bytes: int = 64 << 20
+    """The experiment document's size, refused above (``experiment_too_large``) before it is parsed."""
+    max_cells: int = 100_000
+    """The cells (tasks x repetitions x 2 arms), refused above (``experiment_too_large``) before any runs."""
 
 
 @dataclass(slots=True)
@@ -190,7 +194,15 @@ def prepare_experiment(experiment_bytes: bytes, options: ExperimentRunOptions
     from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
     from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
 
+    if len(experiment_bytes) > options.max_document_bytes:
+        raise ContractError.single("", "experiment_too_large",
+                                   f"the experiment document is larger than {options.max_document_bytes} bytes",
+                                   subject="experiment")
     experiment = AgentCandidateExperiment.parse_wire(experiment_bytes)
+    suite = experiment.benchmark.suite
+    if len(suite.task_digests) * suite.reps * 2 > options.max_cells:
+        raise ContractError.single("/benchmark/suite/reps", "experiment_too_large",
+                                   f"the experiment has more than {options.max_cells} cells", subject="experiment")
     experiment.verify_digest()
     experiment.benchmark.suite.verify_digest()
     for index, task in enumerate(experiment.benchmark.tasks):
