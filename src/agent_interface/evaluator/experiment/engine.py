@@ -259,9 +259,16 @@ def _retryable(experiment: AgentCandidateExperiment, outcome: CellOutcome) -> bo
 def run_experiment(experiment_bytes: bytes, options: ExperimentRunOptions) -> ExperimentRunSummary:
     """Run (or resume) the experiment into ``options.out``; see the module docstring."""
     started = time.monotonic()
-    experiment, verifications = prepare_experiment(experiment_bytes, options)
     directory = RunDirectory(options.out)
-    directory.open(experiment_bytes, experiment.digest)
+    with directory.driver_scratch():  # the driver's own temporary directories, swept on resume
+        experiment, verifications = prepare_experiment(experiment_bytes, options)
+        directory.open(experiment_bytes, experiment.digest)
+        return _open_run(experiment, experiment_bytes, verifications, options, directory, started)
+
+
+def _open_run(experiment: AgentCandidateExperiment, experiment_bytes: bytes,
+              verifications: dict[str, dict[str, Any]], options: ExperimentRunOptions, directory: RunDirectory,
+              started: float) -> ExperimentRunSummary:
     try:
         cells = experiment_cells(experiment)
         ledger = ExperimentLedger(directory, experiment.digest, cells)

@@ -36,6 +36,7 @@ no ``agent-interface-cell-*`` directory outlives a resumed run in the temporary 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -44,7 +45,7 @@ import sqlite3
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -126,6 +127,28 @@ class RunDirectory:
         for directory in (self.cells, self.invalid, self.failed, self.artifacts):
             directory.mkdir(exist_ok=True)
         self.sweep_scratch()
+
+    @contextlib.contextmanager
+    def driver_scratch(self) -> Iterator[None]:
+        """While inside, this process's temporary directories (``tempfile``) go under the
+        run's scratch directory (made if missing, never swept here: :meth:`open` sweeps it
+        under the lock), so a driver killed mid-step leaves nothing in ``$TMPDIR`` itself."""
+        made = False
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.scratch, 0o700)
+            made = True
+        status = os.lstat(self.scratch)
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or stat.S_IMODE(status.st_mode) != 0o700:
+            raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
+        before = tempfile.tempdir
+        tempfile.tempdir = str(self.scratch)
+        try:
+            yield
+        finally:
+            tempfile.tempdir = before
+            if made and self._lock is None:  # refused before the run opened: leave nothing
+                with contextlib.suppress(OSError):
+                    os.rmdir(self.scratch)
 
     def sweep_scratch(self, *, make: bool = True) -> None:
         """Empty the run's scratch directory (what a killed run's workers left) and, with
