@@ -121,3 +121,32 @@ def test_a_missing_path_is_not_an_error_and_a_file_is_unlinked(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError):
         remove_tree(tmp_path / "..")
+
+
+def test_a_capture_archive_deeper_than_its_bound_is_a_typed_gap(tmp_path: Path) -> None:
+    """A workspace capture 3,000 levels deep (a hostile agent's) is refused before it is
+    unpacked or read: an invalid capture, never a ``RecursionError`` in the cell."""
+    import io
+    import tarfile
+
+    from agent_interface.evaluator.experiment.workspace_outcome import (
+        WorkspaceGap,
+        WorkspaceLimits,
+        unpack_files,
+    )
+
+    def archive(depth: int) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo("/".join(["d"] * depth) + "/f")
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+        return buffer.getvalue()
+
+    (tmp_path / "ok").mkdir()
+    assert list(unpack_files(archive(100), tmp_path / "ok", WorkspaceLimits())) == ["/".join(["d"] * 100) + "/f"]
+    (tmp_path / "deep").mkdir()
+    with pytest.raises(WorkspaceGap) as gap:
+        unpack_files(archive(3000), tmp_path / "deep", WorkspaceLimits())
+    assert gap.value.code == "workspace_too_large"
+    assert list((tmp_path / "deep").iterdir()) == []
