@@ -26,13 +26,28 @@ pytestmark = [needs_exact_process,
               pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")]
 
 
-def _cell_workers() -> list[int]:
-    """Pids of Ray workers running a cell now (Ray titles them ``ray::_run_cell_task``)."""
+def _sessions(port: str) -> set[int]:
+    """Session ids of this test's Ray nodes (each ``ray start`` names the head's port)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if port.encode() in (entry / "cmdline").read_bytes():
+                    found.add(os.getsid(int(entry.name)))
+            except OSError:
+                continue
+    return found
+
+
+def _cell_workers(sessions: set[int]) -> list[int]:
+    """Pids of this cluster's Ray workers running a cell now (titled ``ray::_run_cell_task``);
+    another cluster's (another test run on this host) are never touched."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "cmdline").read_bytes().startswith(b"ray::_run_cell_task"):
+                if (entry / "cmdline").read_bytes().startswith(b"ray::_run_cell_task") and (
+                        os.getsid(int(entry.name)) in sessions):
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -62,9 +77,10 @@ def test_ray_cells_killed_mid_flight_run_again_and_give_the_local_results(
     runner = threading.Thread(target=on_ray, daemon=True)
     runner.start()
     killed: list[int] = []
+    sessions = _sessions(ray_cluster.rsplit(":", 1)[1])
     deadline = time.monotonic() + 600
     while runner.is_alive() and len(killed) < 2 and time.monotonic() < deadline:
-        victims = [pid for pid in _cell_workers() if pid not in killed]
+        victims = [pid for pid in _cell_workers(sessions) if pid not in killed]
         if victims:
             time.sleep(0.5 + len(killed))  # mid-flight: the cell has started
             for pid in victims[:1]:
