@@ -28,7 +28,8 @@ One process at a time holds the directory (``run_directory_busy``).
 
 The local workers' temporary directories (the cells' providers, workspaces and diffs) go
 under one scratch directory of the run, ``$TMPDIR/aic-run-<16 hex of the directory's
-path>`` (short, as the Unix socket paths inside need; mode 0o700, owned by the runner,
+path>`` (short, as the Unix socket paths inside need; mode 0o711, traversable by a
+container's user as a container provider's root needs but not listable, owned by the runner,
 a pre-existing one of anyone else's refused): opening the run directory sweeps it (what a
 run killed by ``kill -9`` left, mounts under it detached first), closing it removes it, so
 no ``agent-interface-cell-*`` directory outlives a resumed run in the temporary directory.
@@ -54,6 +55,7 @@ from agent_interface.evaluator.experiment.cells import CellOutcome, ExperimentCe
 from agent_interface.evaluator.images.tree_removal import detach_mounts_below, remove_tree
 from agent_interface.evaluator.run.write_atomic import write_bytes_atomic
 
+_SCRATCH_MODE: Final = 0o711
 __all__ = ["ExperimentLedger", "RunDirectory", "cell_summary"]
 
 _SCHEMA: Final = """
@@ -136,9 +138,10 @@ class RunDirectory:
         made = False
         with contextlib.suppress(FileExistsError):
             os.mkdir(self.scratch, 0o700)
+            os.chmod(self.scratch, _SCRATCH_MODE)
             made = True
         status = os.lstat(self.scratch)
-        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or stat.S_IMODE(status.st_mode) != 0o700:
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or stat.S_IMODE(status.st_mode) != _SCRATCH_MODE:
             raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
         before = tempfile.tempdir
         tempfile.tempdir = str(self.scratch)
@@ -152,7 +155,7 @@ class RunDirectory:
 
     def sweep_scratch(self, *, make: bool = True) -> None:
         """Empty the run's scratch directory (what a killed run's workers left) and, with
-        ``make``, make it anew: mode 0o700, owned by this process's user, else refused."""
+        ``make``, make it anew: mode 0o711, owned by this process's user, else refused."""
         for _ in range(3):
             if self.scratch.is_dir() and not self.scratch.is_symlink():
                 detach_mounts_below(self.scratch)
@@ -163,8 +166,9 @@ class RunDirectory:
                 os.mkdir(self.scratch, 0o700)
             except FileExistsError:
                 continue
+            os.chmod(self.scratch, _SCRATCH_MODE)
             status = os.lstat(self.scratch)
-            if stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) == 0o700:
+            if stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) == _SCRATCH_MODE:
                 return
         raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
 
