@@ -98,4 +98,7 @@ def test_ray_cells_killed_mid_flight_run_again_and_give_the_local_results(
     assert killed, "no Ray cell was seen running"
     assert result.counts == local.counts == {"pending": 0, "running": 0, "done": 4, "invalid": 0, "failed": 0}
     assert (tmp_path / "ray" / "results.json").read_bytes() == (tmp_path / "local" / "results.json").read_bytes()
+    from agent_interface.evaluator.experiment.ledger import RunDirectory
+
+    assert not RunDirectory(tmp_path / "ray").scratch.exists()  # the killed cells' scratch went with the run's
     print(f"killed {len(killed)} Ray cell workers mid-flight")

@@ -288,7 +288,7 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
     context = CellContext(experiment_bytes, experiment.digest, verifications,
                           None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
                           options=_containers(options).options(),
-                          scratch=None if options.engine == "ray" else str(directory.scratch.resolve()))
+                          scratch=str(directory.scratch.resolve()))
     store = LocalArtifactStore(directory.artifacts)
     ran = 0
     settled_now = 0

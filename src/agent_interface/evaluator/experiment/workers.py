@@ -38,7 +38,8 @@ class CellContext:
     runner: Callable[[CellContext], CellRunner] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     scratch: str | None = None
-    """A local worker's temporary directory (the run directory's ``scratch/``), or ``None``."""
+    """The run's scratch directory (see :class:`~.ledger.RunDirectory`): every cell's
+    temporary directory goes there (made on a Ray node that lacks it), or ``None``."""
 
 
 def exact_process_runner(context: CellContext) -> CellRunner:
@@ -49,6 +50,9 @@ def exact_process_runner(context: CellContext) -> CellRunner:
     from agent_interface.evaluator.experiment.cell_runner import ExactProcessCellRunner
     from agent_interface.evaluator.experiment.container_cells import ContainerCells
 
+    if context.scratch is not None and not os.path.isdir(context.scratch):  # a Ray node other than the driver's
+        os.makedirs(context.scratch, mode=0o700, exist_ok=True)
+        os.chmod(context.scratch, 0o711)
     experiment = AgentCandidateExperiment.parse_wire(context.experiment)
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
