@@ -59,12 +59,17 @@ def few_descriptors() -> Iterator[int]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_the_standard_library_recurses_on_a_3000_level_tree(tmp_path: Path) -> None:
+def test_what_the_standard_library_leaves_of_a_3000_level_tree_is_removed(tmp_path: Path) -> None:
+    """Python 3.11's ``shutil.rmtree`` recurses once per level: on 3,000 levels it raises
+    ``RecursionError`` (not an ``OSError``, so ``ignore_errors`` does not hide it) and leaves
+    the tree; the remover removes it (newer Pythons may remove it themselves)."""
     deep_tree(tmp_path / "t", 3000)
-    assert sys.getrecursionlimit() < 3000 * 2
-    with pytest.raises(RecursionError):
+    try:
         shutil.rmtree(tmp_path / "t", ignore_errors=True)
-    remove_tree(tmp_path / "t")  # what it left (pytest's own clean-up recurses too)
+    except RecursionError:
+        assert sys.version_info < (3, 14)
+        assert (tmp_path / "t").exists()
+    remove_tree(tmp_path / "t")  # pytest's own clean-up recurses too
     assert not (tmp_path / "t").exists()
 
 
