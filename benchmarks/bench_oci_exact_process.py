@@ -9,6 +9,12 @@ cost of a spawn + wait in an existing environment, the provider's open (the host
 and the peak resident memory of the evaluator and of the process's supervisor while a
 program writes ``--flood-mb`` MiB to stdout (the capture keeps 16 MiB, counts the rest).
 
+The three are measured side by side, interleaved in one run (a cell with the
+supervisor server, a cell with one fresh interpreter per supervisor, as before the
+server, and a bare run, in turn), with the load average before and after, since this
+machine's figures are noisy. ``--concurrency 2`` then runs that many cells at once for
+``--throughput-seconds`` to give cells per minute (each way).
+
 Needs root, ``runc`` and ``/bin/busybox`` (Debian's ``busybox-static``).
 
 Run: ``.venv/bin/python benchmarks/bench_oci_exact_process.py [--runs 30] [--flood-mb 2048]``.
@@ -82,34 +88,42 @@ def _create(image: ImageRoot, key: str) -> dict[str, Any]:
 TRUE = {"executable": "/bin/true", "args": [], "cwd": "/", "env": {}, "timeoutMs": 30_000}
 
 
-def _bare_runs(scratch: Path, image: ImageRoot, runs: int) -> list[float]:
+class _Bare:
     """``runc run`` of one bundle (same root, same configuration, no evaluator)."""
-    environment = scratch / "bare-environment"
-    environment.mkdir(mode=0o711)
-    rootfs = mount_environment_root(environment, image.rootfs, disk_mb=64, id_base=ID_BASE, overlay=True)
-    bundle = scratch / "bare-bundle"
-    bundle.mkdir(mode=0o700)
-    config = runtime_config(
-        rootfs=str(rootfs), init="/bin/true", argv=["/bin/true"], env={}, cwd="/", hostname="bare",
-        limits=ContainerLimits(256 << 20, 1, 256), cgroup="/agent-interface-bench/bare", id_base=ID_BASE,
-    )
-    config["process"]["args"] = ["/bin/true"]
-    config["mounts"] = [mount for mount in config["mounts"] if mount["destination"] != config["mounts"][-1]["destination"]]
-    (bundle / "config.json").write_text(json.dumps(config))
-    state = str(scratch / "bare-runc")
-    samples = []
-    try:
-        for index in range(runs + 1):
-            start = time.perf_counter()
-            subprocess.run(
-                ["runc", "--root", state, "run", "--bundle", str(bundle), f"bare-{index}"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-            )
-            if index:  # the first run is a warm-up
-                samples.append(time.perf_counter() - start)
-    finally:
-        unmount_environment_root(environment)
-    return samples
+
+    def __init__(self, scratch: Path, image: ImageRoot) -> None:
+        self.scratch, self.image, self.index = scratch, image, 0
+        self.environment = scratch / "bare-environment"
+
+    def __enter__(self) -> _Bare:
+        environment = self.environment
+        environment.mkdir(mode=0o711)
+        rootfs = mount_environment_root(environment, self.image.rootfs, disk_mb=64, id_base=ID_BASE, overlay=True)
+        self.bundle = self.scratch / "bare-bundle"
+        self.bundle.mkdir(mode=0o700)
+        config = runtime_config(
+            rootfs=str(rootfs), init="/bin/true", argv=["/bin/true"], env={}, cwd="/", hostname="bare",
+            limits=ContainerLimits(256 << 20, 1, 256), cgroup="/agent-interface-bench/bare", id_base=ID_BASE,
+        )
+        config["process"]["args"] = ["/bin/true"]
+        last = config["mounts"][-1]["destination"]
+        config["mounts"] = [mount for mount in config["mounts"] if mount["destination"] != last]
+        (self.bundle / "config.json").write_text(json.dumps(config))
+        self.run()  # a warm-up
+        return self
+
+    def run(self) -> float:
+        self.index += 1
+        start = time.perf_counter()
+        subprocess.run(
+            ["runc", "--root", str(self.scratch / "bare-runc"), "run", "--bundle", str(self.bundle),
+             f"bare-{self.index}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+        )
+        return time.perf_counter() - start
+
+    def __exit__(self, *_: object) -> None:
+        unmount_environment_root(self.environment)
 
 
 def _peak_kib(pid: int) -> int:
@@ -122,7 +136,16 @@ def _peak_kib(pid: int) -> int:
     return 0
 
 
-async def main(runs: int, flood_mb: int) -> None:
+def _load() -> str:
+    return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _server(on: bool) -> None:
+    """Spawn through the supervisor server (on) or one fresh interpreter per supervisor."""
+    os.environ["AGENT_INTERFACE_SUPERVISOR_SERVER"] = "1" if on else "0"
+
+
+async def main(runs: int, flood_mb: int, concurrency: int, seconds: float) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-oci-", dir="/var/tmp"))
     os.chmod(scratch, 0o711)
     try:
@@ -144,9 +167,21 @@ async def main(runs: int, flood_mb: int) -> None:
             await environment.destroy()
             return time.perf_counter() - start
 
+        print(f"before: {_load()} on {os.cpu_count()} cores")
         await cell()
-        cells = [await cell() for _ in range(runs)]
-        bare = _bare_runs(scratch, image, runs)
+        _server(False)
+        await cell()
+        cells: list[float] = []
+        fresh: list[float] = []
+        bare: list[float] = []
+        with _Bare(scratch, image) as runner:
+            for _ in range(runs):  # interleaved: the three see the same load
+                _server(True)
+                cells.append(await cell())
+                _server(False)
+                fresh.append(await cell())
+                bare.append(runner.run())
+        _server(True)
         environment = await exact.create(_create(image, "steady"))
         spawns = []
         for index in range(runs + 1):
@@ -156,11 +191,36 @@ async def main(runs: int, flood_mb: int) -> None:
             if index:
                 spawns.append(time.perf_counter() - start)
         print(_figures("cell: create + spawn true + wait + destroy", cells))
+        print(_figures("cell, one fresh interpreter per supervisor", fresh))
         print(_figures("spawn true + wait in an existing environment", spawns))
         print(_figures("bare runc run of the same bundle and argv", bare))
-        cell_median, bare_median = statistics.median(cells), statistics.median(bare)
-        print(f"{'evaluator overhead per cell (median cell - median bare)':<52} "
-              f"{(cell_median - bare_median) * 1000:8.2f} ms   ratio {cell_median / bare_median:5.2f}x")
+        bare_median = statistics.median(bare)
+        for label, samples in (("server", cells), ("fresh interpreter", fresh)):
+            ratios = sorted(cell / alone for cell, alone in zip(samples, bare, strict=True))
+            quartiles = statistics.quantiles(ratios, n=4)
+            print(f"{'overhead, ' + label + ' (median cell - median bare)':<52} "
+                  f"{(statistics.median(samples) - bare_median) * 1000:8.2f} ms   ratio of medians "
+                  f"{statistics.median(samples) / bare_median:5.2f}x   paired ratios: quartiles "
+                  f"{quartiles[0]:.2f}–{quartiles[2]:.2f}x, range {ratios[0]:.2f}–{ratios[-1]:.2f}x")
+        print(f"after the cells: {_load()}")
+        for on in (True, False):
+            _server(on)
+            done = 0
+            end = time.perf_counter() + seconds
+
+            async def worker(end: float = end) -> None:
+                nonlocal done
+                while time.perf_counter() < end:
+                    await cell()
+                    done += 1
+
+            start = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            elapsed = time.perf_counter() - start
+            label = "server" if on else "fresh interpreter"
+            print(f"cells per minute, {concurrency} at once, {label:<18} {done / elapsed * 60:8.1f}   "
+                  f"({done} cells in {elapsed:.1f} s; {_load()})")
+        _server(True)
 
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         flood = {"executable": "/bin/dd", "args": ["if=/dev/zero", "bs=1M", f"count={flood_mb}"],
@@ -195,5 +255,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--flood-mb", type=int, default=2048)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--throughput-seconds", type=float, default=20.0)
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.runs, arguments.flood_mb))
+    asyncio.run(main(arguments.runs, arguments.flood_mb, arguments.concurrency, arguments.throughput_seconds))

@@ -54,18 +54,21 @@ BASE = {
 }
 AGENT = b"""import json
 import os
-import socket
 import sys
+import urllib.request
 
 # The instruction arrives on stdin (the bundle's instructionDelivery), then EOF.
 instruction = sys.stdin.read()
-# The evaluator's model endpoint is the only way to a model (the network is blocked).
-endpoint = os.environ["TANGLE_MODEL_ENDPOINT"].removeprefix("unix:")
-with socket.socket(socket.AF_UNIX) as connection:
-    connection.connect(endpoint)
-    connection.sendall(json.dumps({"input": instruction}).encode() + b"\\n")
-    reply = json.loads(connection.makefile("rb").readline())
-answer = "hello, candidate: " + reply["output"]
+# The evaluator's model gateway is the only way to a model: an OpenAI-compatible API at
+# OPENAI_BASE_URL, reached through the evaluator's proxy (HTTP_PROXY); the key is the run's
+# ephemeral token, never a provider secret.
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "demo-model", "messages": [{"role": "user", "content": instruction}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+with urllib.request.urlopen(request, timeout=60) as response:
+    reply = json.load(response)["choices"][0]["message"]["content"]
+answer = "hello, candidate: " + reply
 with open("answer.txt", "w", encoding="utf-8") as handle:
     handle.write(answer + "\\n")
 print(answer)
@@ -155,7 +158,7 @@ def dump(path: Path, document: dict[str, Any]) -> None:
 def example_context(out: Path) -> dict[str, Any]:
     """A CandidateMaterializationContext for bundle.json and task.json, built with the
     public builders. Its container is a placeholder (``candidate run`` selects this
-    machine's real one) and its model endpoint a fixed example path."""
+    machine's real one)."""
     from agent_interface import (
         AgentCandidateBenchmarkSuite,
         AgentCandidateBenchmarkTask,
@@ -176,7 +179,8 @@ def example_context(out: Path) -> dict[str, Any]:
         grant_digest=canonical_digest({"example": "model grant"}),
         container={"source": "evaluator-task-container", "image": "local-host", "indexDigest": placeholder,
                    "manifestDigest": placeholder, "platform": {"os": "linux", "architecture": "amd64"}},
-        evaluator_env={"TANGLE_MODEL_ENDPOINT": "unix:/run/tangle/model.sock"},
+        evaluator_env={"OPENAI_BASE_URL": "http://model-gateway.internal/v1",
+                       "ANTHROPIC_BASE_URL": "http://model-gateway.internal", "HTTP_PROXY": "http://127.0.0.1:800"},
     ))
     return context.to_wire()
 

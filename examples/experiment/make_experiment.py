@@ -8,10 +8,12 @@ machine):
 
 * ``calc`` (the task's repository): ``calc.py`` whose ``add`` subtracts, and
   ``test_calc.py``. The task (a workspace outcome) asks to fix ``add``; its grader,
-  ``agent-interface/workspace-command``, runs ``python3 test_calc.py`` on the patched
-  workspace (with ``test_calc.py`` restored first, so an agent cannot edit the test).
+  ``agent-interface/workspace-command``, runs ``python3 -I -m unittest`` on the patched
+  workspace (with ``test_calc.py`` restored first, so an agent cannot edit the test, and
+  nothing the agent adds taking part: see ``docs/security.md``).
 * ``agent`` (the agents' repository, written as the bare clone ``agent.git``): ``agent.py``
-  asks the evaluator's model endpoint once, then edits ``calc.py``. The baseline
+  asks the evaluator's model gateway once (an OpenAI chat completion with
+  ``urllib.request``, to ``$OPENAI_BASE_URL`` through ``$HTTP_PROXY``), then edits ``calc.py``. The baseline
   (``no-op`` code) has a bug: it writes ``a * b``. The candidate's ``git-patch`` fixes it
   to write ``a + b``.
 
@@ -52,20 +54,23 @@ CALC = {
 }
 AGENT = """import json
 import os
-import socket
 import sys
+import urllib.request
 
 instruction = sys.stdin.read()
-endpoint = os.environ["TANGLE_MODEL_ENDPOINT"].removeprefix("unix:")
-with socket.socket(socket.AF_UNIX) as connection:
-    connection.connect(endpoint)
-    connection.sendall(json.dumps({"input": instruction}).encode() + b"\\n")
-    reply = json.loads(connection.makefile("rb").readline())
+# The evaluator's model gateway, an OpenAI-compatible API, reached through the proxy the
+# evaluator names (HTTP_PROXY): the only way out of the agent's network namespace.
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "demo-model", "messages": [{"role": "user", "content": instruction}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+with urllib.request.urlopen(request, timeout=60) as response:
+    reply = json.load(response)["choices"][0]["message"]["content"]
 with open("calc.py", encoding="utf-8") as handle:
     source = handle.read()
 with open("calc.py", "w", encoding="utf-8") as handle:
     handle.write(source.replace("a - b", "a %s b"))
-print("patched calc.py;", reply["output"][:40])
+print("patched calc.py;", reply[:40])
 """
 INSTRUCTION = "Fix add() in calc.py so that the tests pass."
 
@@ -136,12 +141,15 @@ def bundle(code: dict[str, Any], files: dict[str, bytes]) -> dict[str, Any]:
 
 
 def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, baseline_agent: str | None = None,
-         retry: dict[str, Any] | None = None) -> dict[str, Path]:
+         retry: dict[str, Any] | None = None, task_container: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write the example into ``out`` (created); the paths of what a run needs.
 
     Tests vary it: ``grader`` replaces the grader's command (name, executable, args,
     timeoutMs) or document keys, ``baseline_agent`` the baseline's ``agent.py``, ``retry``
-    the task's attempt policy."""
+    the task's attempt policy; ``task_container`` is the task's ``evaluatorTaskContainer``
+    (the OCI image both arms and the grader run in: it needs ``python3`` on the bundles'
+    ``PATH`` and the grader's interpreter), so that the cells run in containers and the
+    measured comparison binds their container."""
     out.mkdir(parents=True, exist_ok=True)
     for name in ("calc", "agent", "agent.git", "artifacts"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -165,13 +173,16 @@ def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, base
                         "patch": {"format": "git-diff-binary", "artifact": embedded(patch)}}, fixed)
     python = program_python()  # one that the programs' own user can execute
     document: dict[str, Any] = {"kind": "agent-interface.workspace-command.v1", "commands": [
-        {"name": "tests", "executable": python, "args": ["-E", "-S", "-B", "test_calc.py"], "timeoutMs": 30_000}],
+        {"name": "tests", "executable": python, "timeoutMs": 30_000,
+         "args": ["-I", "-B", "-m", "unittest", "discover", "-s", ".", "-p", "test_calc.py"]}],
         "restore": ["test_calc.py"], "maxOutputBytes": 65536}
     document.update(grader or {})
     grader_bytes = json.dumps(document, sort_keys=True).encode()
     (out / "artifacts").mkdir()
     (out / "artifacts" / cid(grader_bytes)).write_bytes(grader_bytes)
+    container = {} if task_container is None else {"evaluatorTaskContainer": task_container}
     task = sealed({
+        **container,
         "kind": "agent-candidate-benchmark-task", "digestAlgorithm": "rfc8785-sha256",
         "benchmark": {"name": "calc-bench", "version": "1", "splitDigest": sha256(b"calc held-out split")},
         "scenario": {"id": "fix-add", "kind": "bugfix", "scenarioDigest": sha256(b"fix-add")},
@@ -188,6 +199,7 @@ def make(out: Path, reps: int = 1, *, grader: dict[str, Any] | None = None, base
         "attempt": retry or {"maxAttempts": 1, "retryPolicy": "none"},
         "limits": {"timeoutMs": 60000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10000,
                    "maxOutputTokens": 10000, "maxTotalTokens": 20000, "maxCostUsd": 0},
+        **({"evaluatorTaskContainer": task_container} if task_container is not None else {}),
     })
     suite = sealed({"kind": "agent-candidate-benchmark-suite", "digestAlgorithm": "rfc8785-sha256",
                     "taskDigests": [task["digest"]], "reps": reps, "seeds": list(range(1, reps + 1))})
@@ -209,8 +221,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--task-container", metavar="JSON",
+                        help="the task's evaluatorTaskContainer (source, image, indexDigest, manifestDigest, "
+                        "platform), so that every cell runs in that OCI image")
     args = parser.parse_args()
-    for name, path in make(args.out, args.reps).items():
+    container = None if args.task_container is None else json.loads(args.task_container)
+    for name, path in make(args.out, args.reps, task_container=container).items():
         print(f"{name:12} {path}")
 
 

@@ -36,7 +36,7 @@ def test_intact_bundle_verifies(clone: Path, capsys: pytest.CaptureFixture[str])
     code = main(["candidate", "verify", str(EXAMPLE / "bundle.json"), "--repository", str(clone)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "015648d5f0b8046533edd4a7f0e270c7c87e2526" in out
+    assert "2c7a434ff30322ab2991939bfca5324f8338b5b3" in out
 
 
 def test_tampered_bundle_is_refused_by_git(clone: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -46,7 +46,7 @@ def test_a_relative_repository_is_read_from_the_callers_directory(
     monkeypatch.chdir(demo / cwd)
     code, out, err = cli(["candidate", "verify", BUNDLE, "--repository", repository], capsys)
     assert code == 0, err
-    assert "015648d5f0b8046533edd4a7f0e270c7c87e2526" in out
+    assert "2c7a434ff30322ab2991939bfca5324f8338b5b3" in out
 
 
 def test_the_python_api_takes_relative_paths_too(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

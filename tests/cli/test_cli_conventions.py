@@ -38,7 +38,7 @@ def test_the_leaf_commands_are_the_documented_ones() -> None:
         "validate", "digest", "schema list", "schema export", "check", "measure",
         "profile digest", "kb compose", "candidate verify", "candidate receipt",
         "candidate materialize", "candidate run", "candidate new", "task new", "experiment new",
-        "experiment report", "experiment run",
+        "experiment report", "experiment run", "suite new", "image build", "image list",
     }
 
 
@@ -48,7 +48,8 @@ def test_every_command_takes_json(command: str) -> None:
     assert "--json" in parser._option_string_actions
 
 
-@pytest.mark.parametrize("command", ["", *COMMANDS, "schema", "profile", "kb", "candidate", "experiment"])
+@pytest.mark.parametrize("command", ["", *COMMANDS, "schema", "profile", "kb", "candidate", "experiment", "suite",
+                                     "image"])
 def test_every_help_lists_the_exit_codes(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main([*command.split(), "--help"])

@@ -372,6 +372,53 @@ class DrainOnce(ProviderProxy):
     exact_cls = _DrainOnceExact
 
 
+# -- exact-process-record-agrees ----------------------------------------------------------
+
+
+class _StaleListManager(ManagerProxy):
+    async def list(self) -> list[AgentExactProcessStatus]:
+        return [AgentExactProcessStatus(pid=_wire(entry)["pid"], running=True, exit_code=-1)
+                for entry in await self._inner.list()]
+
+
+class _StaleListEnvironment(EnvironmentProxy):
+    manager_cls = _StaleListManager
+
+
+class _StaleListExact(ExactProxy):
+    environment_cls = _StaleListEnvironment
+
+
+class StaleList(ProviderProxy):
+    """process.list() still says running of a process status() reports ended."""
+
+    exact_cls = _StaleListExact
+
+
+class _MisnumberedProcess(ProcessProxy):
+    async def status(self) -> AgentExactProcessStatus:
+        wire = _wire(await self._inner.status())
+        return AgentExactProcessStatus.parse_wire({**wire, "pid": wire["pid"] + 1000})
+
+
+class _MisnumberedManager(ManagerProxy):
+    process_cls = _MisnumberedProcess
+
+
+class _MisnumberedEnvironment(EnvironmentProxy):
+    manager_cls = _MisnumberedManager
+
+
+class _MisnumberedExact(ExactProxy):
+    environment_cls = _MisnumberedEnvironment
+
+
+class MisnumberedStatus(ProviderProxy):
+    """status() reports another pid than the handle's."""
+
+    exact_cls = _MisnumberedExact
+
+
 # -- terminal reasons --------------------------------------------------------------------
 
 
@@ -486,6 +533,8 @@ VARIANTS: dict[str, tuple[Callable[[], Callable[[], Any]], str, frozenset[str]]]
     "runs shells": (_factory(RunsShells), "exact-process-shell-refusal", frozenset()),
     "unlisted processes": (_factory(UnlistedProcesses), "exact-process-run", frozenset()),
     "drain once": (_factory(DrainOnce), "exact-process-output-replay", frozenset()),
+    "stale list": (_factory(StaleList), "exact-process-record-agrees", frozenset()),
+    "misnumbered status": (_factory(MisnumberedStatus), "exact-process-record-agrees", frozenset()),
     "timeout as exit": (_factory(TimeoutAsExit), "exact-process-timeout", frozenset()),
     "signal as exit": (_factory(SignalAsExit), "exact-process-signal", frozenset()),
     "kill as signal": (_factory(KillAsSignal), "exact-process-cancel", frozenset({"exact-process-recovery"})),

@@ -13,12 +13,14 @@ from agent_interface.conformance import (
     run_provider_conformance,
 )
 from agent_interface.testing import InMemoryAgentEnvironmentProvider
+from tests.conformance.broken_consistency import CONSISTENCY_BROKEN
 from tests.conformance.broken_providers import BROKEN as PROMISES
 from tests.conformance.broken_providers import Broken
 from tests.conformance.broken_streams import STREAM_BROKEN
 from tests.conformance.fake_provider import COMPLETE, DISABLED, FakeProvider
 
-BROKEN = {name: [*PROMISES.get(name, []), *STREAM_BROKEN.get(name, [])] for name in {**PROMISES, **STREAM_BROKEN}}
+_ALL = (PROMISES, STREAM_BROKEN, CONSISTENCY_BROKEN)
+BROKEN = {name: [entry for source in _ALL for entry in source.get(name, [])] for name in {k for s in _ALL for k in s}}
 ENTRIES = [(name, entry) for name, entries in BROKEN.items() for entry in entries]
 
 

@@ -5,7 +5,8 @@ put with Debian's static busybox into an OCI image index (this host's platform a
 ``linux/arm64``, the same files) imported into an :class:`OciImageStore`. ``agent MODE``
 reads the instruction (``stdin``, ``argv``: the last argument, ``file``: the path in
 ``TANGLE_CANDIDATE_TASK_PATH``, which it must not be able to write or chmod), asks the
-model endpoint named by ``TANGLE_MODEL_ENDPOINT`` (``unix:<path>``) once, and prints
+evaluator's model gateway once (one OpenAI chat completion, sent through the strict-egress
+proxy ``HTTP_PROXY`` to ``OPENAI_BASE_URL`` with ``OPENAI_API_KEY``), and prints
 ``hello, candidate: <answer>``; ``sleep``, ``balloon`` and ``fail`` first ask, then
 sleep, allocate 1 GiB or exit 3; ``fix`` first asks, then rewrites ``calc.py`` in its
 working directory (the example experiment's bug fixed); ``escape PATH`` connects to the
@@ -45,6 +46,8 @@ AGENT_SOURCE = r"""
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 static char instruction[8192];
@@ -57,26 +60,47 @@ static int connect_to(const char *path) {
     return fd;
 }
 
+static int connect_tcp(const char *proxy) {
+    /* proxy is http://127.0.0.1:PORT */
+    const char *colon = strrchr(proxy, ':');
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(colon ? atoi(colon + 1) : 80)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) return -errno;
+    return fd;
+}
+
+/* One chat completion through the strict-egress proxy (HTTP_PROXY) to the gateway
+   (OPENAI_BASE_URL, OPENAI_API_KEY): the answer's content is printed after "hello, candidate: ". */
 static void ask(const char *text) {
-    const char *endpoint = getenv("TANGLE_MODEL_ENDPOINT");
-    if (!endpoint || strncmp(endpoint, "unix:", 5)) { puts("no endpoint"); exit(5); }
-    int fd = connect_to(endpoint + 5);
-    if (fd < 0) { printf("connect %d\n", -fd); exit(6); }
-    char request[20000]; size_t n = 0;
-    n += sprintf(request + n, "{\"input\": \"");
-    for (const char *p = text; *p; p++) {
-        if (*p == '"' || *p == '\\') request[n++] = '\\';
-        if (*p == '\n') { request[n++] = '\\'; request[n++] = 'n'; continue; }
-        request[n++] = *p;
+    const char *base = getenv("OPENAI_BASE_URL"), *key = getenv("OPENAI_API_KEY"), *proxy = getenv("HTTP_PROXY");
+    if (!base || !key || !proxy) { puts("no gateway"); exit(5); }
+    const char *host = base + 7, *path = strchr(host, '/');
+    char body[20000]; size_t n = 0;
+    n += sprintf(body + n, "{\"model\": \"demo-model\", \"messages\": [{\"role\": \"user\", \"content\": \"");
+    for (const char *p = text; *p && n < sizeof(body) - 64; p++) {
+        if (*p == '"' || *p == '\\') body[n++] = '\\';
+        if (*p == '\n') { body[n++] = '\\'; body[n++] = 'n'; continue; }
+        body[n++] = *p;
     }
-    n += sprintf(request + n, "\"}\n");
-    write(fd, request, n);
+    n += sprintf(body + n, "\"}]}");
+    int fd = connect_tcp(proxy);
+    if (fd < 0) { printf("connect %d\n", -fd); exit(6); }
+    char request[24000];
+    int head = snprintf(request, sizeof(request),
+        "POST %s/chat/completions HTTP/1.1\r\nHost: %.*s\r\nContent-Type: application/json\r\n"
+        "Authorization: Bearer %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+        base, (int)(path - host), host, key, n);
+    memcpy(request + head, body, n);
+    write(fd, request, head + n);
     char reply[20000]; size_t got = 0; ssize_t r;
     while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0) got += r;
     reply[got] = 0;
-    char *start = strstr(reply, "\"output\": \"");
-    if (!start) { printf("bad reply %s\n", reply); exit(7); }
-    start += 11;
+    char *start = strstr(reply, "\"content\":\"");
+    size_t skip = 11;
+    if (!start) { start = strstr(reply, "\"content\": \""); skip = 12; }
+    if (!start) { printf("bad reply %.300s\n", reply); exit(7); }
+    start += skip;
     char *end = strchr(start, '"');
     if (end) *end = 0;
     printf("hello, candidate: %s\n", start);

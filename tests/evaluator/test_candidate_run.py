@@ -34,12 +34,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 CALL = """
-import json, os, socket, sys
+import json, os, sys, urllib.request
 def ask(text):
-    with socket.socket(socket.AF_UNIX) as c:
-        c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-        c.sendall(json.dumps({"input": text}).encode() + b"\\n")
-        return json.loads(c.makefile("rb").readline())["output"]
+    request = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        data=json.dumps({"model": "demo-model", "messages": [{"role": "user", "content": text}]}).encode(),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)["choices"][0]["message"]["content"]
 """
 GOOD = CALL + "print('hello, candidate: ' + ask(sys.stdin.read()))\n"
 
@@ -131,7 +133,7 @@ try:
     sys.exit("the task file is writable")
 except OSError:
     pass
-assert os.environ["TANGLE_MODEL_ENDPOINT"] == "unix:/tangle/model/endpoint.sock"
+assert os.environ["OPENAI_BASE_URL"] == "http://model-gateway.internal/v1"
 assert os.getcwd() == "/tangle/task"
 print('hello, candidate: ' + ask(open(path).read()))
 """
@@ -150,9 +152,9 @@ def test_file_delivery_reads_the_fixed_read_only_path(tmp_path: Path) -> None:
 
 
 def test_no_run_without_a_private_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without a mount namespace the model endpoint's socket would have to be reached at a
-    host path, so Unix sockets cannot be refused and every host socket would be reachable:
-    the provider declares no exact process and nothing runs (no delivery, file or not)."""
+    """Without a mount namespace Unix sockets cannot be refused and every host socket would
+    be reachable: the provider declares no exact process and nothing runs (no delivery, file
+    or not)."""
     from agent_interface.evaluator.process.isolation import LocalIsolation
     from agent_interface.evaluator.run import candidate_run as run_module
 
@@ -171,14 +173,17 @@ def test_no_run_without_a_private_root(tmp_path: Path, monkeypatch: pytest.Monke
         assert os.listdir(tmp_path) == []
 
 
-def test_no_model_call_is_invalid_capture_not_a_zero_usage_receipt(tmp_path: Path) -> None:
+def test_no_model_call_settles_to_a_valid_zero(tmp_path: Path) -> None:
+    """Every call passes the gateway (the program has no other way out), so a run whose
+    gateway saw no call is a closed settlement of zero calls, not an invalid capture."""
     result = run(tmp_path, "print('hello, candidate')\n")
-    assert result.run_receipt is None
-    capture = result.invalid_capture
-    assert capture is not None and "usage" in capture.missing
-    assert [reason.code for reason in capture.reasons] == ["no_model_calls"]
-    assert not (tmp_path / "out" / "run-receipt.json").exists()
-    assert json.loads((tmp_path / "out" / "invalid-capture.json").read_text())["missing"] == ["usage"]
+    receipt = result.run_receipt
+    assert receipt is not None, result.invalid_capture
+    settlement = receipt.model_settlement.material
+    assert settlement.closed and settlement.usage_within_limits
+    assert settlement.usage.model_calls == 0 and settlement.calls == ()
+    assert result.plan.material.model.access.network.to_wire() == {
+        "mode": "gateway-only", "domains": ["model-gateway.internal"]}
 
 
 def test_timeout_is_a_termination_not_an_exit(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """``candidate run`` in OCI containers, through real ``runc``: pinned and task containers,
-every instruction delivery, the model endpoint as the only way out, receipts naming the
+every instruction delivery, the model gateway (through strict egress) as the only way out,
+receipts naming the
 image and the container, refusals before anything runs, and distinct terminations."""
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def test_every_delivery_reaches_the_program_in_the_container(
     assert receipt.benchmark_result.material.passed
 
 
-def test_the_model_endpoint_is_the_only_unix_socket_within_reach(tmp_path: Path, image: AgentImage) -> None:
+def test_no_host_unix_socket_is_within_reach(tmp_path: Path, image: AgentImage) -> None:
     """A host socket listening outside the binds cannot be reached from the container."""
     import socket
 
@@ -137,8 +138,9 @@ def test_the_model_endpoint_is_the_only_unix_socket_within_reach(tmp_path: Path,
     finally:
         host.close()
         subprocess.run(["rm", "-rf", str(directory)], check=False)
-    assert result.invalid_capture is not None  # no model call: no receipt
-    capture = executor_capture(tmp_path, result.invalid_capture)
+    receipt = result.run_receipt  # no model call: a valid zero
+    assert receipt is not None and receipt.model_settlement.material.usage.model_calls == 0
+    capture = executor_capture(tmp_path, receipt)
     stdout = (tmp_path / "out" / "artifacts" / capture["stdout"]["cid"]).read_text()
     assert stdout == "escape 2\n"  # ENOENT: the host path does not exist in the container
 
@@ -323,33 +325,29 @@ def test_a_host_without_the_runtime_refuses_and_says_why(tmp_path: Path, image: 
     assert _containers() == before
 
 
-def test_no_other_host_user_can_call_the_endpoint_or_read_the_task_file(tmp_path: Path, image: AgentImage) -> None:
-    """While the program runs, ``nobody`` on the host can neither connect to the run's model
-    socket nor read its task file (both are for host root and the containers' group only)."""
+def test_no_other_host_user_can_read_the_task_file(tmp_path: Path, image: AgentImage) -> None:
+    """While the program runs (during its model call), ``nobody`` on the host cannot read its
+    task file (for host root and the containers' group only)."""
     import asyncio
     import glob
 
-    from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelReply
+    from agent_interface.evaluator.gateway import ScriptedUpstream
 
     tried: dict[str, str] = {}
-    probe = ("import socket, sys\n"
+    probe = ("import sys\n"
              "try:\n"
-             "    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('connected')\n"
-             "except OSError as e: print(e.errno)\n"
-             "try:\n"
-             "    open(sys.argv[2]).read(); print('read')\n"
+             "    open(sys.argv[1]).read(); print('read')\n"
              "except OSError as e: print(e.errno)\n")
 
-    class Watching(EchoModel):
-        async def complete(self, prompt: str, text: str) -> ModelReply:
-            [socket_path] = glob.glob(f"{tempfile.gettempdir()}/agent-interface-container-*/model/endpoint.sock")
-            task_path = socket_path.replace("model/endpoint.sock", "input/task.txt")
+    class Watching(ScriptedUpstream):
+        async def send(self, call: Any) -> Any:
+            [task_path] = glob.glob(f"{tempfile.gettempdir()}/agent-interface-container-*/input/task.txt")
             assert Path(task_path).read_text() == task().instruction
-            done = await asyncio.to_thread(subprocess.run, ["/usr/bin/python3", "-c", probe, socket_path, task_path],
+            done = await asyncio.to_thread(subprocess.run, ["/usr/bin/python3", "-c", probe, task_path],
                                            user=65534, group=65534, capture_output=True, check=True)
-            tried["socket"], tried["task"] = done.stdout.decode().split()
-            return await super().complete(prompt, text)
+            tried["task"] = done.stdout.decode().strip()
+            return await super().send(call)
 
-    result = run(tmp_path, image, "file", delivery="utf8-file", model=Watching())
+    result = run(tmp_path, image, "file", delivery="utf8-file", upstream=Watching([{"echo": True}]))
     assert result.run_receipt is not None and result.run_receipt.benchmark_result.material.passed
-    assert tried == {"socket": "13", "task": "13"}  # EACCES both
+    assert tried == {"task": "13"}  # EACCES

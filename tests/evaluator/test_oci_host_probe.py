@@ -120,3 +120,39 @@ def test_the_static_programs_are_their_documented_source(tmp_path: Path, name: s
     subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(tmp_path / "program.o"), str(tmp_path / "program.bin")], check=True)
     expected = {"INIT_CODE": INIT_CODE, "PROBE_CODE": PROBE_CODE}[name]
     assert (tmp_path / "program.bin").read_bytes() == expected
+
+
+@requires_runc
+def test_a_probe_that_saw_everything_is_reused_and_one_that_did_not_is_not(
+        scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_interface.evaluator.container import host_probe
+
+    monkeypatch.setattr(host_probe, "_OBSERVED", {})
+    probes: list[object] = []
+    real = host_probe._probe_container
+
+    async def counted(*args: object) -> tuple[bool, bool, list[str]]:
+        probes.append(args[-1])
+        return await real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(host_probe, "_probe_container", counted)
+    first = run(OciExactProcessProvider.open(scratch / "reuse-1", images=DictImageSource()))
+    assert first.exact_process is not None and len(probes) == 2  # the host, then strict egress
+    second = run(OciExactProcessProvider.open(scratch / "reuse-2", images=DictImageSource()))
+    assert second.exact_process is not None and second.strict_egress_reasons == ()
+    assert len(probes) == 2  # reused: no probe container ran
+    monkeypatch.setattr(host_probe, "PROBE_REUSE_SECONDS", -1.0)  # expired
+    run(OciExactProcessProvider.open(scratch / "reuse-3", images=DictImageSource()))
+    assert len(probes) == 4
+
+    async def failing(*args: object) -> tuple[bool, bool, list[str]]:
+        probes.append(args[-1])
+        return True, True, ["stubbed failure"]
+
+    monkeypatch.setattr(host_probe, "PROBE_REUSE_SECONDS", 300.0)
+    monkeypatch.setattr(host_probe, "_OBSERVED", {})
+    monkeypatch.setattr(host_probe, "_probe_container", failing)
+    for name in ("fail-1", "fail-2"):
+        provider = run(OciExactProcessProvider.open(scratch / name, images=DictImageSource()))
+        assert provider.exact_process is None and provider.reasons == ("stubbed failure",)
+    assert len(probes) == 6  # each open probed again

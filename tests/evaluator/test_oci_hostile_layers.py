@@ -113,13 +113,16 @@ def test_device_nodes_and_fifos_are_skipped_never_created(tmp_path: Path) -> Non
     assert sorted(p.name for p in (root.rootfs / "dev").iterdir()) == ["ok"]
 
 
-def test_set_id_bits_and_group_or_other_write_are_cleared(tmp_path: Path) -> None:
+def test_set_id_bits_are_cleared_and_every_other_mode_bit_is_kept(tmp_path: Path) -> None:
     layer = tar_layer([Entry("suid", b"x", mode=0o4755), Entry("sgid", b"x", mode=0o2755),
                        Entry("plain", b"x", mode=0o750), Entry("open", b"x", mode=0o777),
-                       Entry("d/", kind="dir", mode=0o2777)])
+                       Entry("d/", kind="dir", mode=0o2777), Entry("tmp/", kind="dir", mode=0o1777),
+                       Entry("spool/", kind="dir", mode=0o775)])
     root = _root(tmp_path, layer)
     modes = {p.name: stat.S_IMODE(p.lstat().st_mode) for p in root.rootfs.iterdir()}
-    assert modes == {"suid": 0o755, "sgid": 0o755, "plain": 0o750, "open": 0o755, "d": 0o755}
+    assert modes == {"suid": 0o755, "sgid": 0o755, "plain": 0o750, "open": 0o777, "d": 0o777, "tmp": 0o1777,
+                     "spool": 0o775}
+    assert stat.S_IMODE(root.rootfs.parent.stat().st_mode) == 0o700  # no other host user enters
 
 
 def test_whiteouts_remove_lower_files_and_opaque_directories_empty_them(tmp_path: Path) -> None:

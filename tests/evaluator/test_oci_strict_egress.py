@@ -295,6 +295,7 @@ def test_a_failed_probe_omits_strict_and_says_why(world: World, monkeypatch: pyt
         raise OSError(errno.EPERM, "stubbed")
 
     monkeypatch.setattr(host_probe, "create_network_namespace", refuse)
+    monkeypatch.setattr(host_probe, "_OBSERVED", {})  # forget an earlier open's successful probe
     provider = run(OciExactProcessProvider.open(world.scratch / "refusing", images=DictImageSource(world.image)))
     try:
         assert provider.exact_process is not None

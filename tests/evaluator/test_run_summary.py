@@ -57,13 +57,28 @@ def test_the_summary_leads_with_the_termination(
 def test_an_invalid_capture_after_a_timeout_shows_the_termination(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = _files(tmp_path, "import sys, time\nprint('partial')\nsys.stdout.flush()\ntime.sleep(30)\n")
+    args = _files(tmp_path, "import time\ntime.sleep(30)\n")
     code = main([*args, "--out", str(tmp_path / "plain")])
     out = capsys.readouterr().out.splitlines()
     assert code == 3
-    assert out[0] == "invalid capture: the process timed out after 1.5 s; missing usage (no_model_calls)"
+    assert out[0] == "invalid capture: the process timed out after 1.5 s; missing taskOutcome (task_output_empty)"
     code = main([*args, "--out", str(tmp_path / "json"), "--json"])
     summary = json.loads(capsys.readouterr().out)
     assert code == 3 and summary["verdict"] == "invalid-capture" and summary["passed"] is False
     assert summary["termination"] == {"kind": "timeout", "timeoutMs": 1500}
 
+
+
+@pytest.mark.parametrize(("options", "code"), [
+    (["--model-upstream", "gpt-4o"], "upstream_spec"),
+    (["--model-upstream", "anthropic:https://api.anthropic.com"], "upstream_key_env"),
+])
+def test_an_unusable_model_upstream_is_refused_before_anything_runs(
+    tmp_path: Path, options: list[str], code: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _files(tmp_path, GOOD)
+    exit_code = main([*args, "--out", str(tmp_path / "out"), "--json", *options])
+    payload = json.loads(capsys.readouterr().out)
+    assert exit_code == 1 and payload["document"] == "--model-upstream"
+    assert [issue["code"] for issue in payload["issues"]] == [code]
+    assert not (tmp_path / "out").exists()

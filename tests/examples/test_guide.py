@@ -21,6 +21,7 @@ ALL_PAGES = sorted(GUIDE.glob("*.md"))
 OWN_RUNNER = {
     "candidates.md": "tests/examples/test_candidates_guide.py",
     "experiments-statistics.md": "tests/examples/test_statistics_guide.py",
+    "images.md": "tests/examples/test_images_guide.py",
 }
 PAGES = [page for page in ALL_PAGES if page.name not in OWN_RUNNER]
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)

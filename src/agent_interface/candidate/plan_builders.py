@@ -19,10 +19,17 @@ How the bundle is lowered (the rules :mod:`.receipt_binding` checks again):
   ``interpreter <entrypoint> <args...>`` (the entrypoint relative to the launch ``cwd``
   when that lies in the candidate workspace, else absolute under the candidate root); an
   entrypoint without one runs ``<candidateRoot>/<entrypoint>``. The launch ``env`` is the
-  bundle's ``env`` plus the evaluator's own names (:data:`EVALUATOR_LAUNCH_ENV_NAMES`), and
-  ``TANGLE_CANDIDATE_TASK_PATH`` exactly when the instruction is delivered as a file.
+  bundle's ``env`` plus the evaluator's own names (:data:`EVALUATOR_LAUNCH_ENV_NAMES`: the
+  model gateway's base URLs and the proxy variables that reach it), and
+  ``TANGLE_CANDIDATE_TASK_PATH`` exactly when the instruction is delivered as a file. The
+  run's gateway token (:data:`GATEWAY_TOKEN_ENV_NAMES`) is a credential: the plan's
+  public configuration refuses its names, so the evaluator adds it to the process's
+  environment at launch only, never to the plan, a receipt or an artifact.
 * **model**: one resolved model (the task's), every route requesting it; the profile's
-  ``model.default`` and ``model.small``, when present, must name it.
+  ``model.default`` and ``model.small``, when present, must name it. Access is
+  evaluator-mediated: network ``{"mode": "gateway-only", "domains": [GATEWAY_DOMAIN]}``
+  when the task allows model calls (``maxModelCalls > 0``), ``{"mode": "disabled"}``
+  otherwise.
 """
 
 from __future__ import annotations
@@ -52,19 +59,36 @@ from agent_interface.core.model import WireModel, thaw
 
 __all__ = [
     "EVALUATOR_LAUNCH_ENV_NAMES",
-    "TANGLE_MODEL_ENDPOINT",
+    "GATEWAY_DOMAIN",
+    "GATEWAY_LAUNCH_ENV_NAMES",
+    "GATEWAY_TOKEN_ENV_NAMES",
+    "PROXY_LAUNCH_ENV_NAMES",
     "activation_digest",
     "build_execution_plan",
     "build_profile_activation",
     "build_profile_plan",
     "build_run_cell",
+    "model_network",
     "planned_launch",
 ]
 
-TANGLE_MODEL_ENDPOINT: Final = "TANGLE_MODEL_ENDPOINT"
-"""The launch variable naming the evaluator's model endpoint (see ``evaluator.run.model_endpoint``)."""
+GATEWAY_DOMAIN: Final = "model-gateway.internal"
+"""The one name under which a run reaches the evaluator's model gateway (the plan's
+``gateway-only`` domain). The evaluator routes it; no DNS ever resolves it."""
 
-EVALUATOR_LAUNCH_ENV_NAMES: Final = frozenset({TANGLE_CANDIDATE_TASK_PATH, TANGLE_MODEL_ENDPOINT})
+GATEWAY_LAUNCH_ENV_NAMES: Final = frozenset({"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"})
+"""The gateway's base URLs (public: they name :data:`GATEWAY_DOMAIN`, never a token)."""
+
+GATEWAY_TOKEN_ENV_NAMES: Final = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
+"""Where the process finds the run's ephemeral gateway token (never a provider key): added
+at launch only, outside the plan (a credential-bearing name is not public configuration)."""
+
+PROXY_LAUNCH_ENV_NAMES: Final = frozenset(
+    {"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"})
+"""The proxy variables naming the strict-egress proxy that routes :data:`GATEWAY_DOMAIN`."""
+
+EVALUATOR_LAUNCH_ENV_NAMES: Final = frozenset(
+    {TANGLE_CANDIDATE_TASK_PATH, *GATEWAY_LAUNCH_ENV_NAMES, *PROXY_LAUNCH_ENV_NAMES})
 """The only launch variables an evaluator adds to the bundle's ``env``."""
 
 _UNSUPPORTED_PROFILE: Final = ("permissions", "tools", "mcp", "subagents", "hooks", "modes", "confidential")
@@ -86,6 +110,14 @@ def _bundle(bundle: AgentCandidateBundle | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(bundle, AgentCandidateBundle):
         return bundle.to_wire()
     return AgentCandidateBundle.parse_wire(thaw(dict(bundle))).to_wire()
+
+
+def model_network(max_model_calls: int) -> dict[str, Any]:
+    """The plan's model network for a task allowing ``max_model_calls``: ``gateway-only``
+    to :data:`GATEWAY_DOMAIN` when calls are allowed, ``disabled`` otherwise."""
+    if max_model_calls > 0:
+        return {"mode": "gateway-only", "domains": [GATEWAY_DOMAIN]}
+    return {"mode": "disabled"}
 
 
 # -- run cell ----------------------------------------------------------------------------
@@ -343,7 +375,8 @@ def build_execution_plan(
         "model": {
             "policy": "single",
             "resolved": task_wire["model"],
-            "access": {"kind": "evaluator-mediated", "grantDigest": grant_digest, "network": {"mode": "disabled"}},
+            "access": {"kind": "evaluator-mediated", "grantDigest": grant_digest,
+                       "network": model_network(task_wire["limits"]["maxModelCalls"])},
             "routes": _routes(wire["profile"], task_wire["model"]["requested"]),
         },
         "launch": {"executable": executable, "args": args, "env": env, "cwd": execution["cwd"]},

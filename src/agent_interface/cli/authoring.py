@@ -8,7 +8,12 @@ seals it and verifies it against ``R`` before writing it (``evaluator.author``).
 ``task new --benchmark NAME --version V --scenario ID --instruction TEXT --contains TEXT
 --out T.json --artifacts DIR`` writes a signed task whose grader is the local evaluator's
 output checks, and the grader document into ``DIR`` (named by its CID); ``--suite S.json``
-also writes its one-task suite. ``experiment new --baseline B --candidate C --suite S
+also writes its one-task suite. With ``--repository R [--commit REV] --test COMMAND...
+[--solution-path GLOB...] [--image NAME@sha256:D --images STORE]`` the task is a workspace
+task: the commit's tree, graded by its own commands (``agent-interface/workspace-command``)
+in the named image, every file outside the solution paths restored before grading.
+``suite new --task T.json... --reps N [--seed S... | --first-seed S] --out S.json`` writes a
+suite of many tasks with repetitions and seeds. ``experiment new --baseline B --candidate C --suite S
 --task T... --out E.json`` writes the pre-registered experiment.
 
 Exit codes follow the CLI conventions: 0 written, 1 refused (the field's JSON Pointer, the
@@ -19,9 +24,13 @@ output, bad usage). ``--out -`` prints the document instead of writing it.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
+import re
+import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +38,8 @@ from agent_interface.cli.candidate_inputs import read_document, refused, reposit
 from agent_interface.cli.conventions import EXIT_OK, CommandError, creation_reason, emit_json
 from agent_interface.core.errors import ContractError
 
-__all__ = ["cmd_candidate_new", "cmd_experiment_new", "cmd_task_new", "register", "register_candidate_new",
-           "register_experiment_new"]
+__all__ = ["cmd_candidate_new", "cmd_experiment_new", "cmd_suite_new", "cmd_task_new", "register",
+           "register_candidate_new", "register_experiment_new"]
 
 
 def _check_out(out: str) -> None:
@@ -163,8 +172,14 @@ def cmd_task_new(args: argparse.Namespace) -> int:
     limits = {name: value for name, value in (("timeoutMs", args.timeout_ms), ("maxModelCalls", args.max_model_calls))
               if value is not None}
     try:
-        builder.output(max_bytes=args.max_output_bytes).output_checks(
-            contains=args.contains or (), max_bytes=args.max_bytes).limits(**limits)
+        if args.repository is not None:
+            _repository_task(args, builder)
+        else:
+            if args.test or args.image or args.solution_path or args.restore:
+                raise CommandError("usage", "--test, --image, --solution-path and --restore go with --repository")
+            builder.output(max_bytes=args.max_output_bytes).output_checks(
+                contains=args.contains or (), max_bytes=args.max_bytes)
+        builder.limits(**limits)
         task = builder.build()
         suite = BenchmarkSuiteBuilder().task(task).build() if args.suite else None
     except ContractError as error:
@@ -185,6 +200,111 @@ def cmd_task_new(args: argparse.Namespace) -> int:
     return _report(args, written, summary, f"wrote {written}: {task.digest}"
                    + (f"; suite {args.suite}: {suite.digest}" if suite is not None else "")
                    + (f"; grader in {args.artifacts}" if args.artifacts else ""))
+
+
+_TEST_NAME = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+
+
+def _tests(values: list[str], timeout_ms: int) -> list[tuple[str, list[str], int]]:
+    """``[NAME=]COMMAND`` words split as a shell would split them (no shell runs them)."""
+    commands = []
+    for number, value in enumerate(values, start=1):
+        name, separator, rest = value.partition("=")
+        if not separator or not _TEST_NAME.fullmatch(name):
+            name, rest = ("tests" if number == 1 else f"tests-{number}"), value
+        try:
+            argv = shlex.split(rest)
+        except ValueError:
+            raise CommandError("usage", f"--test {number}: unbalanced quotes") from None
+        if not argv or not argv[0].startswith("/"):
+            raise CommandError("usage", f"--test {number}: the command starts with an absolute executable path "
+                               "(in the task's image), e.g. /usr/bin/python3 -I -m pytest -q (Python isolated: -I)")
+        commands.append((name, argv, timeout_ms))
+    return commands
+
+
+def _restored(files: Iterable[str], solution_paths: list[str], restore: list[str]) -> list[str]:
+    """Every file of the commit a solution may not change (not matching ``--solution-path``),
+    with the ``--restore`` paths."""
+    def may_change(path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, pattern) or path.startswith(pattern.rstrip("/") + "/")
+                   for pattern in solution_paths)
+
+    kept = [path for path in files if not may_change(path)] if solution_paths else []
+    return sorted({*kept, *restore})
+
+
+def _repository_task(args: argparse.Namespace, builder: Any) -> None:
+    """A workspace task from a commit, graded by ``--test`` commands, in ``--image`` if named."""
+    from agent_interface.evaluator.author.git_range import read_commit
+    from agent_interface.evaluator.git.errors import RepositoryUnavailable
+
+    if not args.test:
+        raise CommandError("usage", "a task from --repository is graded by its own commands: give --test COMMAND")
+    if args.contains or args.max_bytes is not None:
+        raise CommandError("usage", "--contains and --max-bytes grade output; a repository task is graded by --test")
+    try:
+        commit = read_commit(args.repository, args.commit)
+    except RepositoryUnavailable as error:
+        raise repository_error(error, args.out if args.out != "-" else "task", args.repository) from None
+    identity = args.identity or f"local/{Path(os.path.abspath(args.repository)).name}"
+    builder.repository(identity=identity, commit=commit.commit, tree=commit.tree, files=commit.files)
+    builder.workspace_outcome().workspace_commands(
+        _tests(args.test, args.test_timeout_ms), restore=_restored(commit.files, args.solution_path or [],
+                                                                   args.restore or []),
+        env=_pairs(args.test_env, "--test-env") or None)
+    if args.image is not None:
+        if args.images is None:
+            raise CommandError("usage", "--image is looked up in --images STORE_DIR (its manifest and platform)")
+        _task_image(builder, args.image, args.images)
+    elif args.images is not None:
+        raise CommandError("usage", "--images goes with --image NAME@sha256:DIGEST")
+
+
+def _task_image(builder: Any, reference: str, images: str) -> None:
+    from agent_interface.evaluator.images.image_reference import parse_digest_reference
+    from agent_interface.evaluator.images.oci_store import OciImageStore
+
+    if not os.path.isdir(images):
+        raise CommandError("not_a_directory", "not a directory", document=images)
+    name, digest = parse_digest_reference(reference)
+    store = OciImageStore(images)
+    if not any(image.name == name and image.digest == digest for image in store.images()):
+        raise CommandError("image_not_found", f"the store holds no image {reference}", document=images)
+    resolved = store.resolve(digest)
+    builder.task_container(image=name, index_digest=digest, manifest_digest=resolved.manifest_digest,
+                           os=resolved.platform.os, architecture=resolved.platform.architecture,
+                           variant=resolved.platform.variant)
+
+
+def cmd_suite_new(args: argparse.Namespace) -> int:
+    """``suite new``: the sealed suite of the given tasks, repetitions and seeds."""
+    from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
+    from agent_interface.evaluator.author.task_builder import BenchmarkSuiteBuilder
+
+    _check_out(args.out)
+    builder = BenchmarkSuiteBuilder()
+    for path in args.task:
+        data = read_document(path)
+        try:
+            builder.task(AgentCandidateBenchmarkTask.parse_wire(data))
+        except ContractError as error:
+            return refused(args, path, error)
+    seeds = None
+    if args.seed:
+        seeds = args.seed
+    elif args.first_seed is not None:
+        seeds = list(range(args.first_seed, args.first_seed + len(args.task) * args.reps))
+    document = args.out if args.out != "-" else "suite"
+    try:
+        suite = builder.repetitions(args.reps, seeds=seeds).build()
+    except ContractError as error:
+        return refused(args, document, error)
+    written = _write(args.out, suite.to_wire())
+    wire = suite.to_wire()
+    return _report(args, written, {"digest": suite.digest, "tasks": len(args.task), "reps": args.reps,
+                                   "seeds": wire["seeds"]},
+                   f"wrote {written}: {suite.digest} ({len(args.task)} tasks x {args.reps} repetitions)")
 
 
 def read_document_text(source: str) -> str:
@@ -266,7 +386,7 @@ def register_candidate_new(actions: argparse._SubParsersAction[argparse.Argument
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``task new`` to the main CLI (``experiment new`` joins the ``experiment`` group
+    """Add ``task new`` and ``suite new`` to the main CLI (``experiment new`` joins the ``experiment`` group
     through :func:`register_experiment_new`)."""
     task = subparsers.add_parser("task", help="write signed benchmark tasks")
     task_actions = task.add_subparsers(dest="task_command", required=True, metavar="ACTION")
@@ -291,7 +411,47 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     new.add_argument("--suite", metavar="FILE", help="also write the one-task suite here")
     new.add_argument("--out", metavar="FILE", required=True, help="where to write the task (- for stdout)")
     new.add_argument("--json", action="store_true", help="print the result (and any error) as JSON")
+    from_repo = new.add_argument_group(
+        "a workspace task from a repository commit, graded by its own commands",
+        "The workspace is the commit's tree; the result is the change a candidate makes to it; "
+        "each --test runs on the changed workspace (in --image when named) and is one dimension.")
+    from_repo.add_argument("--repository", metavar="PATH", help="the task's local Git repository")
+    from_repo.add_argument("--commit", default="HEAD", metavar="REV", help="the task's commit (default HEAD)")
+    from_repo.add_argument("--identity", metavar="OWNER/NAME",
+                           help="the repository's identity (default local/DIRECTORY)")
+    from_repo.add_argument("--test", action="append", metavar="[NAME=]COMMAND",
+                           help="a grading command, split as a shell splits words (no shell runs it), "
+                                "its executable an absolute path in the image (repeatable)")
+    from_repo.add_argument("--test-timeout-ms", type=int, default=120_000, metavar="MS",
+                           help="each command's time limit (default 120000)")
+    from_repo.add_argument("--test-env", action="append", metavar="NAME=VALUE",
+                           help="the commands' environment (default PATH=/usr/local/bin:/usr/bin:/bin)")
+    from_repo.add_argument("--solution-path", action="append", metavar="GLOB",
+                           help="a path a solution may change (a glob, or a directory); every other file of "
+                                "the commit is restored before grading (repeatable)")
+    from_repo.add_argument("--restore", action="append", metavar="PATH",
+                           help="a file restored before grading (e.g. the tests; repeatable)")
+    from_repo.add_argument("--image", metavar="NAME@sha256:DIGEST",
+                           help="the task's container image (built with image build), found in --images")
+    from_repo.add_argument("--images", metavar="STORE_DIR", help="the image store holding --image")
     new.set_defaults(handler=cmd_task_new)
+
+    suite = subparsers.add_parser("suite", help="write signed benchmark suites")
+    suite_actions = suite.add_subparsers(dest="suite_command", required=True, metavar="ACTION")
+    new_suite = suite_actions.add_parser(
+        "new", help="write a suite of tasks with repetitions and seeds",
+        description="Write a sealed AgentCandidateBenchmarkSuite: the tasks in order, each run --reps times, "
+        "one seed per task repetition (task-major; default 0, 1, 2, ...).",
+    )
+    new_suite.add_argument("--task", required=True, action="append", metavar="TASK.json",
+                           help="a task, in the suite's order (repeatable)")
+    new_suite.add_argument("--reps", type=int, default=1, metavar="N", help="repetitions of every task (default 1)")
+    new_suite.add_argument("--seed", type=int, action="append", metavar="N",
+                           help="one seed per task repetition, task-major (repeatable)")
+    new_suite.add_argument("--first-seed", type=int, metavar="N", help="seeds N, N+1, ... instead")
+    new_suite.add_argument("--out", metavar="FILE", required=True, help="where to write the suite (- for stdout)")
+    new_suite.add_argument("--json", action="store_true", help="print the result (and any error) as JSON")
+    new_suite.set_defaults(handler=cmd_suite_new)
 
 
 def register_experiment_new(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,7 +3,8 @@
 Reading a JSON document (exit 2 when unreadable), checking a directory option, turning an
 unusable ``--repository`` into one error that names the bundle as the document and the
 repository once, and printing a refusal against the document actually at fault, with the
-option that fixes it when there is one (``--artifacts`` for an artifact no local file holds).
+option that fixes it when there is one (``--artifacts`` for an artifact no local file holds),
+and the model options of ``candidate run`` and ``experiment run`` (:func:`add_model_options`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Final
 from agent_interface.cli.conventions import EXIT_REFUSED, CommandError, emit_json
 from agent_interface.core.errors import ContractError, printable
 
-__all__ = ["HINTS", "directory_option", "read_document", "refused", "repository_error"]
+__all__ = ["HINTS", "add_model_options", "directory_option", "read_document", "refused", "repository_error"]
 
 HINTS: Final = {
     "artifact_unavailable": "pass --artifacts DIR: a directory of files named by the artifact's CID "
@@ -25,6 +26,17 @@ HINTS: Final = {
     "repository_required": "pass --repository PATH: a local clone holding the bundle's base commit",
 }
 """The option that fixes a refusal, by issue code."""
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--model-upstream SPEC`` and ``--model-key-env NAME``: the model behind the run's gateway."""
+    parser.add_argument("--model-upstream", metavar="SPEC", default="echo",
+                        help="the model behind the evaluator's gateway: echo (default, offline), "
+                        "scripted:PATH (a JSON/JSONL script of replies), openai:URL (any OpenAI-compatible "
+                        "base URL) or anthropic:URL")
+    parser.add_argument("--model-key-env", metavar="NAME",
+                        help="the environment variable holding the upstream's API key (read at call time; "
+                        "the key never enters a container, a receipt or a log)")
 
 
 def read_document(source: str) -> bytes:

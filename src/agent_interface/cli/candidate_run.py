@@ -1,9 +1,10 @@
 """``candidate run`` and ``candidate materialize``: act on a verified bundle.
 
 ``candidate run BUNDLE --repository PATH --task TASK --out DIR [--suite SUITE]
-[--artifacts DIR] [--json]`` verifies, plans, runs the candidate in a local exact-process
-environment (an OCI container for container bundles: the options of
-:mod:`agent_interface.cli.candidate_images`) and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
+[--artifacts DIR] [--cell-memory-mb MIB] [--cell-cpus N] [--json]`` verifies, plans, runs
+the candidate in a local exact-process environment (an OCI container for container
+bundles: the options of :mod:`agent_interface.cli.candidate_images`; its resources set by
+:mod:`agent_interface.cli.cell_resources`) and writes ``materialization-receipt.json`` and ``run-receipt.json`` (or
 ``invalid-capture.json``) into ``DIR``. While it runs, a progress line is drawn on stderr
 when stderr is a terminal (never with ``--json``).
 
@@ -29,11 +30,13 @@ from typing import Any
 
 from agent_interface.cli.candidate_images import add_image_options, image_options
 from agent_interface.cli.candidate_inputs import (
+    add_model_options,
     directory_option,
     read_document,
     refused,
     repository_error,
 )
+from agent_interface.cli.cell_resources import add_resource_options, resources_of
 from agent_interface.cli.conventions import EXIT_OK, emit_json
 
 __all__ = [
@@ -170,6 +173,7 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         AgentCandidateBenchmarkTask,
     )
     from agent_interface.core.errors import ContractError
+    from agent_interface.evaluator.gateway import upstream_from_spec
     from agent_interface.evaluator.git.tree import RepositoryUnavailable
     from agent_interface.evaluator.run.candidate_run import CandidateRunRefused, run_candidate_async
     from agent_interface.evaluator.run.output_directory import OutputDirectoryRefused
@@ -186,6 +190,10 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         suite = None if suite_bytes is None else AgentCandidateBenchmarkSuite.parse_wire(suite_bytes)
     except ContractError as error:
         return refused(args, args.suite, error)
+    try:
+        upstream = upstream_from_spec(args.model_upstream, args.model_key_env)
+    except ContractError as error:
+        return refused(args, "--model-upstream", error)
     progress = _ProgressLine(not args.json)
 
     async def run(options: dict[str, Any]) -> Any:
@@ -195,7 +203,8 @@ def cmd_candidate_run(args: argparse.Namespace) -> int:
         try:
             return await run_candidate_async(
                 bundle, repository=args.repository, task=task, suite=suite, out=args.out,
-                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args), **options,
+                artifacts=artifacts, progress=progress, cancel=cancel, git_limits=_git_limits(args),
+                resources=resources_of(args), upstream=upstream, **options,
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -290,6 +299,8 @@ def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--suite", metavar="SUITE.json", help="its suite (default: a one-task suite)")
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     add_image_options(run)
+    add_resource_options(run)
+    add_model_options(run)
     run.set_defaults(handler=cmd_candidate_run)
 
     materialize = actions.add_parser(

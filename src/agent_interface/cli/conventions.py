@@ -167,3 +167,31 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self, message)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """As argparse, but an option that takes one value takes the next word whatever it
+        starts with (``--arg -c`` is ``--arg=-c``, as getopt reads it); argparse alone
+        refuses a value that begins with ``-``."""
+        words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(self._join_values(words), namespace)
+
+    def _join_values(self, words: list[str]) -> list[str]:
+        joined: list[str] = []
+        index = 0
+        while index < len(words):
+            word = words[index]
+            action = self._option_string_actions.get(word)
+            if word == "--":
+                return joined + words[index:]
+            if (action is not None and action.nargs is None and word.startswith("--")
+                    and index + 1 < len(words) and words[index + 1].startswith("-") and words[index + 1] != "-"):
+                joined.append(f"{word}={words[index + 1]}")
+                index += 2
+                continue
+            if action is None and not word.startswith("-") and self._subparsers is not None:
+                return joined + words[index:]  # the sub-command's words are its own parser's
+            joined.append(word)
+            index += 1
+        return joined

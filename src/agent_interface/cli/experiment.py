@@ -2,7 +2,8 @@
 
 ``experiment run EXPERIMENT.json --out DIR [--workers N] [--engine local|ray --address
 ADDR] [--repository R] [--artifacts A] [--executor auto|container|host] [--images STORE_DIR
-[--image-layout DIR | --image-archive FILE]] [--image NAME@sha256:INDEX] [--json]``
+[--image-layout DIR | --image-archive FILE]] [--image NAME@sha256:INDEX] [--cell-memory-mb MIB]
+[--cell-cpus N] [--json]``
 verifies both bundles, runs every cell
 (see ``agent_interface.evaluator.experiment.engine``) into the run directory ``DIR`` and
 writes ``results.json``; run it again on the same ``DIR`` to resume after any
@@ -10,6 +11,7 @@ interruption. While it runs, a progress bar (cells done, running, failed, invali
 is drawn on stderr when stderr is a terminal (never with ``--json``). The container options
 are ``candidate run``'s (:mod:`.candidate_images`): cells whose bundle pins a container or
 whose task selects one run in it (see ``agent_interface.evaluator.experiment.container_cells``).
+``--cell-memory-mb`` and ``--cell-cpus`` set every cell's resources (:mod:`.cell_resources`).
 
 Exit status (the CLI conventions, :mod:`agent_interface.cli.conventions`): 0 every cell
 settled with a receipt or an invalid capture; 1 refused (the experiment, a task or a
@@ -30,6 +32,8 @@ from typing import Any, Final
 
 from agent_interface.cli import authoring, experiment_report
 from agent_interface.cli.candidate_images import add_image_options, experiment_image_options
+from agent_interface.cli.candidate_inputs import add_model_options
+from agent_interface.cli.cell_resources import add_resource_options, resources_of
 from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
 
 __all__ = ["EXIT_CELLS_FAILED", "cmd_experiment_run", "register"]
@@ -114,7 +118,9 @@ def cmd_experiment_run(args: argparse.Namespace) -> int:
         options = ExperimentRunOptions(out=Path(args.out), repository=_directory(args.repository),
                                        artifacts=_directory(args.artifacts), workers=args.workers, engine=args.engine,
                                        address=args.address, progress=progress, executor=images["executor"],
-                                       images=None if store is None else store.root, image=images["image"])
+                                       images=None if store is None else store.root, image=images["image"],
+                                       resources=resources_of(args),
+                                       model_upstream=args.model_upstream, model_key_env=args.model_key_env)
         summary = run_experiment(data, options)
     except RepositoryUnavailable as exc:
         raise CommandError("repository_unavailable", str(exc), document=args.repository) from None
@@ -171,6 +177,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--repository", metavar="PATH", help="local clone holding the bundles' base commit")
     run.add_argument("--artifacts", metavar="DIR", help="external artifacts, files named by CID or sha256 hex")
     add_image_options(run)
+    add_resource_options(run)
+    add_model_options(run)
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     run.set_defaults(handler=cmd_experiment_run)
     authoring.register_experiment_new(actions)

@@ -65,6 +65,7 @@ _COMMAND_MODULES = (
     "agent_interface.cli.candidate",
     "agent_interface.cli.authoring",
     "agent_interface.cli.experiment",
+    "agent_interface.cli.images",
 )
 
 
@@ -452,6 +453,8 @@ _PLUGIN_OF = {
     "kb": "agent_interface.cli.kb",
     "candidate": "agent_interface.cli.candidate",
     "task": "agent_interface.cli.authoring",
+    "suite": "agent_interface.cli.authoring",
+    "image": "agent_interface.cli.images",
     "experiment": "agent_interface.cli.experiment",
 }
 

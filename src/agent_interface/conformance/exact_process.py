@@ -81,6 +81,7 @@ EXACT_PROCESS_CHECKS: Final = (
     "exact-process-shell-refusal",
     "exact-process-run",
     "exact-process-output-replay",
+    "exact-process-record-agrees",
     "exact-process-timeout",
     "exact-process-signal",
     "exact-process-cancel",
@@ -429,6 +430,25 @@ async def _replay(run: _Run) -> None:
         expect(await _collect(process.stderr()) == launches.expected_stderr, "a second read of stderr differs")
 
 
+async def _record_agrees(run: _Run) -> None:
+    """Every place that states the ended process's record states the same one: the handle's
+    ``pid``, its ``status()``, ``process.get(pid).status()`` and its ``process.list()`` entry."""
+    assert run.output_pid is not None
+    processes = run.environment.process
+    process = await maybe_await(processes.get(run.output_pid))
+    expect(process is not None, "process.get(pid) found nothing")
+    status = _status(await maybe_await(process.status()))
+    expect(process.pid == run.output_pid, f"process.get({run.output_pid}) answered a handle whose pid is {process.pid}")
+    expect(status.pid == run.output_pid, f"the handle of pid {run.output_pid} reports pid {status.pid} in status()")
+    listed = [_status(entry) for entry in await maybe_await(processes.list())]
+    entries = [entry for entry in listed if entry.pid == run.output_pid]
+    expect(len(entries) == 1, f"process.list() has {len(entries)} entries for pid {run.output_pid}")
+    expect(
+        entries[0] == status,
+        f"process.list() says {plain_wire(entries[0].to_wire())} of the ended process, status() says {plain_wire(status.to_wire())}",
+    )
+
+
 async def _ended_as(run: _Run, launch: Launch, expected: dict[str, Any], kill: bool = False) -> None:
     process = await maybe_await(run.environment.process.spawn(launch))
     if kill:
@@ -574,6 +594,7 @@ async def _run_checks(run: _Run) -> None:
     await run.check("exact-process-shell-refusal", lambda: _shell_refusal(run), created)
     ran = await run.check("exact-process-run", lambda: _run_output(run), created)
     await run.check("exact-process-output-replay", lambda: _replay(run), ran)
+    await run.check("exact-process-record-agrees", lambda: _record_agrees(run), ran)
     launches = run.launches
     reasons: list[tuple[str, Launch | None, dict[str, Any], bool]] = [
         ("exact-process-timeout", launches.timeout, {"kind": "timeout"}, False),

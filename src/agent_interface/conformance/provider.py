@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_interface.conformance.bounds import safe_str
+from agent_interface.conformance.consistency import RESULT_CHECKS, STREAM_CONSISTENCY_CHECKS
 from agent_interface.conformance.provider_branching import (
     BRANCHING_OPERATIONS,
     check_branching_operations,
@@ -38,6 +39,7 @@ from agent_interface.conformance.provider_branching import (
 from agent_interface.conformance.provider_turns import (
     DEFAULT_PROMPT,
     ORDER_CHECKS,
+    STREAM_CHECKS,
     TurnProbe,
     check_capability_surface_by_member,
     check_dispatch_and_session,
@@ -96,11 +98,13 @@ PROVIDER_CHECKS: tuple[str, ...] = (
     "stream.events",
     "stream.terminal",
     *(f"stream.{name}" for name in ORDER_CHECKS),
+    *(f"stream.{name}" for name in (*STREAM_CONSISTENCY_CHECKS, *RESULT_CHECKS)),
     "stream.result",
     "stream.usage",
     "dispatch.session_id",
     "session.handle",
     *(f"surface.session.{member}" for member in capability_surface_members("session")),
+    *(f"session.{name}" for name in STREAM_CHECKS),
     "workspace.write",
     "workspace.read",
     "workspace.exec",

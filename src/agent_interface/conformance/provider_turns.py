@@ -9,7 +9,6 @@ reuse one (say, the turn checks on an environment it obtained another way).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import itertools
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,13 @@ from agent_interface.conformance.bounds import (
     being_cancelled,
     safe_str,
     settle,
+)
+from agent_interface.conformance.consistency import (
+    RESULT_CHECKS,
+    STREAM_CONSISTENCY_CHECKS,
+    check_result_agrees,
+    check_stream_consistency,
+    is_terminal_event,
 )
 from agent_interface.conformance.report import (
     CheckFailed,
@@ -39,12 +45,13 @@ from agent_interface.provider.protocols import (
     capability_surface_members,
     check_capability_surface,
 )
-from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput
+from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput, AgentTurnResult
 
 __all__ = [
     "DEFAULT_PROMPT",
     "ORDER_CHECKS",
     "SESSION_METHODS",
+    "STREAM_CHECKS",
     "TurnProbe",
     "check_capability_surface_by_member",
     "check_dispatch_and_session",
@@ -80,16 +87,6 @@ async def within(timeout: float, value: Awaitable[T] | T, what: str) -> T:
         return await settle(value, timeout, what)
     except CallTimedOut as timed_out:
         raise CheckFailed(str(timed_out)) from None
-
-
-def is_terminal_event(event: AgentEnvironmentEvent) -> bool:
-    """Whether ``event`` ends a turn: a ``result``, ``done`` or ``final`` event, any
-    ``*.completed`` or ``*.failed`` event, or a ``status`` event whose ``data.status`` is
-    ``completed``, ``failed`` or ``cancelled`` (the reference testkit's rule)."""
-    kind = event.type
-    if kind in ("result", "done", "final") or kind.endswith((".completed", ".failed")):
-        return True
-    return kind == "status" and event.data.get("status") in ("completed", "failed", "cancelled")
 
 
 @dataclass
@@ -218,11 +215,14 @@ def _sequence_of(event: AgentEnvironmentEvent) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def check_event_order(run: CheckRun, events: list[AgentEnvironmentEvent], prefix: str = "stream") -> None:
+def check_event_order(
+    run: CheckRun, events: list[AgentEnvironmentEvent], prefix: str = "stream", ids: bool = True
+) -> None:
     """``<prefix>.terminal_last`` (the turn's last event is terminal), ``<prefix>.one_terminal``
     (exactly one terminal event), ``<prefix>.sequence`` (every ``data.sequence`` strictly
-    increases; not applicable when no event carries one) and ``<prefix>.event_ids`` (no two
-    events share an ``id`` or a ``data.eventId``; not applicable when none carries one)."""
+    increases; not applicable when no event carries one) and, unless ``ids`` is false (a
+    kit that checks ids itself), ``<prefix>.event_ids`` (no two events share an ``id`` or a
+    ``data.eventId``; not applicable when none carries one)."""
     terminals = [index for index, event in enumerate(events) if is_terminal_event(event)]
     if not terminals:
         for name in ("terminal_last", "one_terminal"):
@@ -253,6 +253,8 @@ def check_event_order(run: CheckRun, events: list[AgentEnvironmentEvent], prefix
             f"data.sequence strictly increases over {len(numbered)} events" if broken is None else
             f"data.sequence goes {broken[0][1]} (event {broken[0][0]}) then {broken[1][1]} (event {broken[1][0]}); it must strictly increase",
         )
+    if not ids:
+        return
     problems: list[str] = []
     carried = False
     for label, values in (
@@ -272,6 +274,34 @@ def check_event_order(run: CheckRun, events: list[AgentEnvironmentEvent], prefix
 
 ORDER_CHECKS = ("terminal_last", "one_terminal", "sequence", "event_ids")
 """The event-order checks :func:`check_event_order` records, after its prefix."""
+
+STREAM_CHECKS = (*ORDER_CHECKS, *STREAM_CONSISTENCY_CHECKS, *RESULT_CHECKS)
+"""Every check recorded on one turn's events, after its prefix (``stream.`` for the
+streamed turn, ``session.`` for the dispatched one): the event order, what the events
+state twice, and the agreement with the turn's result."""
+
+
+async def _session_result(environment: Any, session_id: str, timeout: float) -> tuple[Any, str]:
+    """The :class:`AgentTurnResult` ``environment.session(session_id).result()`` answers, or
+    ``None`` and why there is none to compare (no ``session()``, it raised, it is invalid)."""
+    factory = _member(environment, "session")
+    if not callable(factory):
+        return None, "the environment has no session() to read the turn's result from"
+    try:
+        handle = factory(session_id)
+        if inspect.iscoroutine(handle):
+            handle.close()
+            return None, "session(id) answered a coroutine"
+        answer = await settle(handle.result(), timeout, "result()")
+        return AgentTurnResult.parse_wire(plain_wire(answer)), ""
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        if being_cancelled():
+            raise
+        return None, "result() was cancelled"
+    except BaseException as error:  # the session kits judge result() itself
+        return None, f"the session's result() gave no valid AgentTurnResult ({describe_error(error)})"
 
 
 async def check_stream(
@@ -302,7 +332,7 @@ async def check_stream(
             terminal = any(is_terminal_event(event) for event in probe.events)
             expect(terminal, f"the turn broke after {len(raw)} events: {ending}")
 
-    dependents = ("stream.terminal", *(f"stream.{name}" for name in ORDER_CHECKS), "stream.result", "stream.usage")
+    dependents = ("stream.terminal", *(f"stream.{name}" for name in STREAM_CHECKS), "stream.result", "stream.usage")
     if not await run.check("stream.events", events, "one turn streamed valid events"):
         for name in dependents:
             run.skip(name, "not run: the turn streamed no valid event")
@@ -318,6 +348,14 @@ async def check_stream(
 
     ended = await run.check("stream.terminal", terminal, "the turn emitted a terminal event")
     check_event_order(run, probe.events)
+    check_stream_consistency(run, probe.events, probe.session_id)
+    if ended:
+        result, missing = await _session_result(environment, probe.session_id, probe.timeout)
+        offered = callable(_member(environment, "session"))
+        check_result_agrees(run, probe.events, result, probe.session_id, "stream", missing, offered)
+    else:
+        for name in RESULT_CHECKS:
+            run.skip(f"stream.{name}", "not run: the turn emitted no terminal event")
     if ended:
 
         async def result() -> None:
@@ -429,16 +467,57 @@ async def check_dispatch_and_session(
     if handle is not None:
         check_capability_surface_by_member(run, handle, capabilities, "session")
         if probe.dispatched is not None:
-            # let the detached turn finish before the environment is destroyed
-            with contextlib.suppress(Exception):  # its outcome is the session kits' to judge
-                await settle(handle.result(), probe.timeout, "result()")
+            await _check_dispatched(run, handle, probe)
+        else:
+            for name in STREAM_CHECKS:
+                run.skip(f"session.{name}", "no turn was dispatched")
         return
+    for name in STREAM_CHECKS:
+        run.skip(f"session.{name}", "no session handle to read the dispatched turn from")
     declared = _declared_session_members(capabilities)
     for member in capability_surface_members("session"):
         if member in declared:
             run.fail(f"surface.session.{member}", f"{member} is declared, but there is no session handle to carry it")
         else:
             run.skip(f"surface.session.{member}", "no session handle to inspect")
+
+
+async def _check_dispatched(run: CheckRun, handle: Any, probe: TurnProbe) -> None:
+    """The stream checks (:data:`STREAM_CHECKS`, prefix ``session.``) on the dispatched turn:
+    its result, then its events read back through ``handle.events()``."""
+    assert probe.dispatched is not None
+    result: AgentTurnResult | None = None
+    missing = ""
+    try:  # let the detached turn finish; its outcome is the session kits' to judge
+        result = AgentTurnResult.parse_wire(plain_wire(await settle(handle.result(), probe.timeout, "result()")))
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        if being_cancelled():
+            raise
+        missing = "result() was cancelled"
+    except BaseException as error:
+        missing = f"result() gave no valid AgentTurnResult ({describe_error(error)})"
+    events_of = _member(handle, "events")
+    raw: list[Any] = []
+    ending = "the session handle has no events()"
+    if callable(events_of):
+        raw, ending = await read_stream(lambda _turn: events_of(), probe.turn(probe.dispatched), probe.timeout)
+    parsed: list[AgentEnvironmentEvent] = []
+    broken = ending
+    for index, item in enumerate(raw):
+        try:
+            parsed.append(AgentEnvironmentEvent.parse_wire(plain_wire(item)))
+        except ContractError as error:
+            broken = f"event {index} is not a valid AgentEnvironmentEvent: {describe_error(error)}"
+            break
+    if broken or not parsed:
+        for name in STREAM_CHECKS:
+            run.skip(f"session.{name}", f"not run: the dispatched turn's events could not be read ({broken or 'none'})")
+        return
+    check_event_order(run, parsed, "session")
+    check_stream_consistency(run, parsed, probe.dispatched, "session")
+    check_result_agrees(run, parsed, result, probe.dispatched, "session", missing or "no result", bool(missing))
 
 
 # --- workspace -----------------------------------------------------------------------------

@@ -39,6 +39,14 @@ from agent_interface.conformance.bounds import (
     safe_str,
     settle,
 )
+from agent_interface.conformance.consistency import (
+    RESULT_CHECKS,
+    STREAM_CONSISTENCY_CHECKS,
+    check_result_agrees,
+    check_stream_consistency,
+    is_terminal_event,
+)
+from agent_interface.conformance.provider_turns import check_event_order
 from agent_interface.conformance.report import (
     CheckFailed,
     CheckRun,
@@ -53,6 +61,7 @@ from agent_interface.core.errors import ContractError
 from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.events import AgentEnvironmentEvent
+from agent_interface.provider.turn_result import AgentTurnResult
 from agent_interface.runtime.control import AgentRunControlRef, same_agent_run_control_ref
 
 __all__ = [
@@ -65,11 +74,19 @@ __all__ = [
 SESSION_REPLAY_NOT_CERTIFIED = ("replay after a provider restart: the rebuilt client lives in the same process",)
 """What this kit cannot prove by calling its subject (``ConformanceReport.not_certified``)."""
 
+REPLAY_STREAM_CHECKS = (
+    "terminal_last", "one_terminal", "sequence", *STREAM_CONSISTENCY_CHECKS, *RESULT_CHECKS,
+)
+"""The checks recorded on the replayed events, after ``replay.``: the event order (ids are
+``stable_event_ids``' to judge), what the events state twice, and their agreement with
+the session's ``result()``."""
+
 SESSION_REPLAY_CHECKS = (
     "surface",
     "detach_control_reference",
     "competing_run_refused",
     "stable_event_ids",
+    *(f"replay.{name}" for name in REPLAY_STREAM_CHECKS),
     "replay_after_cursor",
     "reconnected_replay",
     "environment_cleanup",
@@ -77,15 +94,6 @@ SESSION_REPLAY_CHECKS = (
 """Every check the session-replay kit records, in order."""
 
 _MAX_CURSORS = 32
-
-
-def is_terminal_event(event: AgentEnvironmentEvent) -> bool:
-    """Whether ``event`` ends a turn (a result, done or final event, a completed, failed
-    or cancelled status, or a ``*.completed`` / ``*.failed`` type)."""
-    kind = event.type
-    if kind in ("result", "done", "final") or kind.endswith((".completed", ".failed")):
-        return True
-    return kind == "status" and event.data.get("status") in ("completed", "failed", "cancelled")
 
 
 __all__ += ["is_terminal_event"]
@@ -296,6 +304,7 @@ async def _checks(
         return
     events: list[AgentEnvironmentEvent] = state["events"]
     ids = _ids(events)
+    await _replayed_stream(run, session, reference.id, events, timeout)
 
     async def after_cursor() -> None:
         for index, cursor in enumerate(ids[:-1][:_MAX_CURSORS]):
@@ -325,6 +334,33 @@ async def _checks(
         run.skip("reconnected_replay", "the provider has no get() and no reconnect was given")
     else:
         await run.check("reconnected_replay", reconnected)
+
+
+async def _replayed_stream(
+    run: CheckRun, session: Any, session_id: str, events: list[AgentEnvironmentEvent], timeout: float
+) -> None:
+    """The ``replay.*`` checks on the replayed events and the session's ``result()``."""
+    check_event_order(run, events, "replay", ids=False)
+    check_stream_consistency(run, events, session_id, "replay")
+    result: AgentTurnResult | None = None
+    missing = ""
+    result_of = getattr(session, "result", None)
+    if not callable(result_of):
+        missing = "the session has no result()"
+    else:
+        try:
+            result = AgentTurnResult.parse_wire(plain_wire(await settle(result_of(), timeout, "result()")))
+        except CallTimedOut as timed_out:
+            missing = str(timed_out)
+        except KeyboardInterrupt:
+            raise
+        except asyncio.CancelledError:
+            if being_cancelled():
+                raise
+            missing = "result() was cancelled"
+        except BaseException as error:
+            missing = f"result() gave no valid AgentTurnResult ({describe_error(error)})"
+    check_result_agrees(run, events, result, session_id, "replay", missing or "no result", bool(missing))
 
 
 def run_session_replay_conformance(provider: Any, **options: Any) -> ConformanceReport:

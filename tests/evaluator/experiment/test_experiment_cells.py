@@ -1,5 +1,5 @@
 """Cells that cannot be scored become invalid captures, never crashes or lost cells: a grader
-that hangs or floods, a workspace holding a link, a diff over its bound; the retry policy
+that hangs or floods, a diff over its bound (a link in the workspace is skipped and graded); the retry policy
 counts attempts; the cell list follows the suite's seeds."""
 
 from __future__ import annotations
@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_interface.candidate.experiment import AgentCandidateExperiment
+from agent_interface.candidate.experiment import (
+    AgentCandidateExperiment,
+    CandidateExecutionEvidence,
+)
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.evaluator.experiment.cells import (
     CellOutcome,
@@ -34,9 +37,9 @@ def invalid(out: Path, key: str) -> CandidateInvalidCapture:
 @needs_exact_process
 def test_a_grader_that_hangs_or_floods_makes_invalid_cells(tmp_path: Path) -> None:
     hang = {"commands": [{"name": "tests", "executable": PYTHON, "timeoutMs": 1000,
-                          "args": ["-c", "import time; time.sleep(60)"]}]}
+                          "args": ["-I", "-c", "import time; time.sleep(60)"]}]}
     flood = {"commands": [{"name": "tests", "executable": PYTHON, "timeoutMs": 20000,
-                           "args": ["-c", "import sys; sys.stdout.write('x' * 10_000_000)"]}],
+                           "args": ["-I", "-c", "import sys; sys.stdout.write('x' * 10_000_000)"]}],
              "maxOutputBytes": 4096}
     for name, grader, code in (("hang", hang, "grader_timeout"), ("flood", flood, "grader_output_truncated")):
         paths = make(tmp_path / name, grader=grader)
@@ -46,35 +49,47 @@ def test_a_grader_that_hangs_or_floods_makes_invalid_cells(tmp_path: Path) -> No
             capture = invalid(tmp_path / f"run-{name}", key)
             assert [reason.code for reason in capture.reasons] == [code]
             assert list(capture.missing) == ["benchmarkResult"]
+            if name == "flood":  # the output it wrote is kept, named in the message
+                kept = capture.reasons[0].message.split("stdout artifacts/")[1].split(")")[0].split(",")[0]
+                assert (tmp_path / f"run-{name}" / "artifacts" / kept).read_bytes() == b"x" * 4096
         assert [cell["reasons"] for cell in results(tmp_path / f"run-{name}")["cells"]] == [[code], [code]]
 
 
-LINKER = """import json, os, socket, sys
+LINKER = """import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{"input": "hi"}\\n')
-    c.makefile("rb").readline()
+urllib.request.urlopen(urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=b'{"model": "demo-model", "messages": [{"role": "user", "content": "hi"}]}',
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}),
+    timeout=30).read()
 os.symlink("/etc/passwd", "calc_link.py")
 """
 
 
 @needs_exact_process
-def test_a_workspace_with_a_link_is_an_invalid_capture_and_the_other_arm_still_runs(tmp_path: Path) -> None:
+def test_a_link_in_the_workspace_takes_no_part_and_the_cell_is_graded(tmp_path: Path) -> None:
+    """A link is skipped by the capture and named in the grader's evidence; the cell is
+    graded (a link cannot turn a failed task into an invalid capture)."""
     paths = make(tmp_path / "example", baseline_agent=LINKER)
     summary = run(paths, tmp_path / "run")
-    assert summary.counts["invalid"] == 1 and summary.counts["done"] == 1
-    capture = invalid(tmp_path / "run", "baseline-t0000-r0000")
-    assert [reason.code for reason in capture.reasons] == ["workspace_entry_unsupported"]
-    assert (tmp_path / "run" / "cells" / "candidate-t0000-r0000.json").is_file()
+    assert summary.counts["done"] == 2, summary
+    record = CandidateExecutionEvidence.parse_wire((tmp_path / "run" / "cells" / "baseline-t0000-r0000.json")
+                                                  .read_bytes())
+    result = record.receipt.benchmark_result.material
+    assert result.passed is False
+    cid = result.evidence.to_wire()["locator"]["cid"]
+    evidence = json.loads((tmp_path / "run" / "artifacts" / cid).read_bytes())
+    assert evidence["submission"]["left"] == [{"path": "calc_link.py", "action": "ignored",
+                                              "reason": "unsupported-entry"}]
 
 
-BIG = """import json, os, socket, sys
+BIG = """import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{"input": "hi"}\\n')
-    c.makefile("rb").readline()
+urllib.request.urlopen(urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=b'{"model": "demo-model", "messages": [{"role": "user", "content": "hi"}]}',
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}),
+    timeout=30).read()
 with open("big.bin", "wb") as f:
     f.write(os.urandom(20 * 1024 * 1024))
 """
@@ -173,9 +188,13 @@ with open("calc.py", "w") as f:
 
 
 @needs_exact_process
-def test_a_run_without_model_calls_is_invalid_and_neither_captured_nor_graded(tmp_path: Path) -> None:
+def test_a_run_without_model_calls_settles_to_a_valid_zero_and_is_graded(tmp_path: Path) -> None:
+    """The agent's only way out is the gateway, so a gateway that saw no call and settled is
+    a valid zero: the cell is done (and graded: the silent agent fixed the bug)."""
     paths = make(tmp_path / "example", baseline_agent=SILENT)
     summary = run(paths, tmp_path / "run")
-    assert summary.counts["invalid"] == 1 and summary.counts["done"] == 1
-    capture = invalid(tmp_path / "run", "baseline-t0000-r0000")
-    assert [reason.code for reason in capture.reasons] == ["no_model_calls"]
+    assert summary.counts["done"] == 2, summary
+    evidence = json.loads((tmp_path / "run" / "cells" / "baseline-t0000-r0000.json").read_bytes())
+    settlement = evidence["receipt"]["modelSettlement"]["material"]
+    assert settlement["usage"]["modelCalls"] == 0 and settlement["calls"] == [] and settlement["closed"]
+    assert evidence["receipt"]["benchmarkResult"]["material"]["passed"] is True

@@ -228,7 +228,9 @@ def test_a_workspace_task_in_its_container_is_captured_and_graded_there(
     assert not Path("/opt/grade/grep").exists()
     store, index_digest, manifest_digest = python_image
     grep = {"name": "tests", "executable": "/opt/grade/grep", "args": ["-q", "a + b", "calc.py"], "timeoutMs": 30_000}
-    paths = make(tmp_path / "example", grader={"commands": [grep], "restore": []})
+    # grep names calc.py, the solution: a solutionPaths entry naming it releases it (else a
+    # file a command names is the grader's own, restored before the checks).
+    paths = make(tmp_path / "example", grader={"commands": [grep], "restore": [], "solutionPaths": ["calc.py"]})
     wire = json.loads(paths["experiment"].read_bytes())["benchmark"]["tasks"][0]
     wire.pop("digest")
     host = host_platform()

@@ -29,7 +29,7 @@ from agent_interface.evaluator.git.limits import DEFAULT_GIT_LIMITS, GitLimits
 from agent_interface.evaluator.git.repository import locate_repository
 from agent_interface.evaluator.git.sandbox import GitSandbox
 
-__all__ = ["CommitRange", "read_commit_range"]
+__all__ = ["CommitFiles", "CommitRange", "read_commit", "read_commit_range"]
 
 _SUBJECT: Final = "candidate bundle builder"
 _REVISION_TIMEOUT: Final = 30.0
@@ -97,6 +97,47 @@ def _read_back(root: Path) -> dict[str, tuple[bytes, int]]:
                               "explicitly")
             files[relative] = (path.read_bytes(), 0o755 if mode & 0o111 else 0o644)
     return files
+
+
+@dataclass(frozen=True, slots=True)
+class CommitFiles:
+    """One commit of a repository: its id, its tree and the tree's regular files with modes."""
+
+    repository: Path
+    commit: str
+    tree: str
+    files: dict[str, tuple[bytes, int]]
+
+
+def read_commit(
+    repository: str | os.PathLike[str],
+    revision: str,
+    *,
+    pointer: str = "/repository/baseCommit",
+    limits: GitLimits | None = None,
+    tree_limits: TreeExportLimits | None = None,
+) -> CommitFiles:
+    """The commit ``revision`` names in ``repository``, its tree and files, read as
+    :func:`read_commit_range` reads a head (a task's repository commit); refused
+    (``ContractError`` at ``pointer``) when it cannot be resolved or its tree not exported;
+    :class:`RepositoryUnavailable` for a path that is not a repository."""
+    root = Path(os.path.abspath(repository))
+    limits = limits or DEFAULT_GIT_LIMITS
+    with tempfile.TemporaryDirectory(prefix="agent-interface-author-") as scratch:
+        sandbox = GitSandbox(Path(scratch) / "git", object_format="sha1", limits=limits,
+                             deadline=time.monotonic() + limits.timeout_seconds)
+        store = locate_repository(root, sandbox.read_config)
+        sandbox.set_object_format(store.object_format)
+        commit = _resolve(root, revision, pointer)
+        try:
+            tree = _tree_of(sandbox, store.objects, commit, pointer)
+            target = Path(scratch) / "tree"
+            target.mkdir()
+            export_tree(sandbox, store.objects, store.object_format, tree, target, tree_limits or TreeExportLimits())
+            files = _read_back(target)
+        except GitTreeRefused as error:
+            raise _refuse(pointer, error.code, error.reason) from None
+    return CommitFiles(root, commit, tree, files)
 
 
 def read_commit_range(

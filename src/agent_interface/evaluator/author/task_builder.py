@@ -24,6 +24,7 @@ Refusals are the contract's ``ContractError``, whose JSON Pointer names the fiel
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
@@ -44,7 +45,7 @@ __all__ = ["DEFAULT_LIMITS", "LOCAL_ECHO_MODEL", "BenchmarkSuiteBuilder", "Bench
 LOCAL_ECHO_MODEL: Mapping[str, str] = {
     "requested": "demo-model", "provider": "local", "model": "echo", "snapshot": "echo-1", "reasoningEffort": "low",
 }
-"""The model the local evaluator serves by default (:class:`~agent_interface.evaluator.run.model_endpoint.EchoModel`)."""
+"""The model the local evaluator serves by default (the gateway's offline ``echo`` upstream)."""
 
 DEFAULT_LIMITS: Mapping[str, int] = {
     "timeoutMs": 60_000, "maxSteps": 8, "maxModelCalls": 4, "maxInputTokens": 10_000,
@@ -105,6 +106,50 @@ class BenchmarkTaskBuilder:
         """Any pinned grader: its name, version and artifact bytes (kept by CID)."""
         self._grader = {"name": name, "version": version, "format": "tangle-grader",
                         "artifact": self.artifacts.add(document)}
+        return self
+
+    def workspace_outcome(self) -> Self:
+        """The result is the change the candidate makes to the task workspace (graded by
+        :meth:`workspace_commands`)."""
+        self._outcome = {"kind": "workspace"}
+        return self
+
+    def repository(self, *, identity: str, commit: str, tree: str,
+                   files: Mapping[str, bytes | tuple[bytes, int]]) -> Self:
+        """The task's workspace is this commit of the repository ``identity`` (``owner/name``):
+        its id, tree and files (read by
+        :func:`~agent_interface.evaluator.author.git_range.read_commit`)."""
+        self._extra["repository"] = {"identity": identity, "rootIdentity": identity, "baseCommit": commit,
+                                     "baseTree": tree}
+        self._files = dict(files)
+        return self
+
+    def workspace_commands(self, commands: Iterable[tuple[str, Iterable[str], int]], *,
+                           restore: Iterable[str] = (), env: Mapping[str, str] | None = None,
+                           max_output_bytes: int = 65536) -> Self:
+        """The grader that runs the task's own commands on the patched workspace,
+        ``agent-interface/workspace-command`` 1: each ``(name, argv, timeout_ms)`` is one
+        dimension (``argv[0]`` an absolute path, in the task's image when it selects one);
+        ``restore`` paths are put back to the task's bytes first (so a solution may change
+        only the others); ``env`` is the commands' whole environment."""
+        entries = [{"name": name, "executable": argv[0], "args": argv[1:], "timeoutMs": timeout}
+                   for name, argv_items, timeout in commands for argv in [list(argv_items)]]
+        if not entries or any(not entry["executable"] for entry in entries):
+            raise _refuse("/grader", "grader_commands_required", "give at least one command with an executable")
+        document = {"kind": "agent-interface.workspace-command.v1", "commands": entries,
+                    "restore": sorted(set(restore)), "env": dict(env or {"PATH": "/usr/local/bin:/usr/bin:/bin"}),
+                    "maxOutputBytes": max_output_bytes}
+        return self.grader("agent-interface/workspace-command", "1",
+                           json.dumps(document, sort_keys=True, separators=(",", ":")).encode())
+
+    def task_container(self, *, image: str, index_digest: str, manifest_digest: str, os: str,
+                       architecture: str, variant: str | None = None) -> Self:
+        """The task selects its container: the image (name, index and manifest digests and
+        platform) the candidate and its grader run in."""
+        platform = {"os": os, "architecture": architecture} | ({"variant": variant} if variant else {})
+        self._extra["evaluatorTaskContainer"] = {
+            "source": "evaluator-task-container", "image": image, "indexDigest": index_digest,
+            "manifestDigest": manifest_digest, "platform": platform}
         return self
 
     def model(self, *, requested: str, provider: str, model: str, snapshot: str,

@@ -7,9 +7,12 @@ and run by a one-line ``-c``; standard library only, and only built-in and C mod
 lives on the host, outside the container, and the container cannot see it: not in its
 PID namespace, not in its file system, not at any path it can reach.
 
-* The **launcher** (the process the provider started) forks the supervisor, relays its
-  one-line handshake (``ok`` or ``error <what>``) to the provider and exits, so the
-  supervisor outlives the provider object and the provider's OS process.
+* The **launcher** forks the supervisor, relays its one-line handshake (``ok`` or
+  ``error <what>``) to the provider and exits, so the supervisor outlives the provider
+  object and the provider's OS process. The launcher is forked, per process, by the
+  **supervisor server** (``--serve FD``, :mod:`.supervisor_server`): one long-lived
+  interpreter per provider OS process, so a spawn costs a ``fork``, not an interpreter's
+  start. Run directly with a control directory, this script is its own launcher.
 * The **supervisor** starts a new session, becomes a child subreaper, runs
   ``runc run --detach`` with the program's stdin (a file or ``/dev/null``), two pipes for
   its stdout and stderr, a status pipe (descriptor 3) and an exec-report pipe (4). When
@@ -385,7 +388,8 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     return 0
 
 
-def _launch(control: str) -> None:
+def _launch(control: str, out: int = 1) -> None:
+    """Fork the supervisor of ``control`` and relay its handshake line to ``out``."""
     path = os.path.join(control, "spec.marshal")
     with open(path, "rb") as handle:
         spec = marshal.loads(handle.read())
@@ -394,6 +398,8 @@ def _launch(control: str) -> None:
     supervisor = os.fork()
     if supervisor == 0:
         os.close(read_end)
+        if out != 1:
+            os.close(out)  # the handshake's reader sees its end once the launcher exits
         try:
             code = _supervise(control, spec, write_end)
         except BaseException:
@@ -403,9 +409,51 @@ def _launch(control: str) -> None:
     line = b""
     while chunk := os.read(read_end, 4096):
         line += chunk
-    os.write(1, line or b"error supervisor\n")
+    os.write(out, line or b"error supervisor\n")
     os._exit(0)
 
 
+def _serve(fd: int) -> None:
+    """The supervisor server: for each request on the ``SOCK_SEQPACKET`` socket ``fd`` (a
+    control directory's path with one descriptor, the handshake pipe's write end) fork a
+    launcher that runs :func:`_launch` there; end at the socket's end of file (the
+    provider's process closed its end, or died)."""
+    import ctypes  # every supervisor needs it (the subreaper): imported once, here
+    import socket
+
+    ctypes.CDLL(None, use_errno=True)
+    server = socket.socket(fileno=fd)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # launchers are reaped by the kernel
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(server, 4096, 1)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not message:
+            for extra in fds:
+                os.close(extra)
+            break
+        if len(fds) != 1:
+            for extra in fds:
+                os.close(extra)
+            continue
+        launcher = os.fork()
+        if launcher == 0:
+            try:
+                server.close()
+                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+                control = os.fsdecode(message)
+                os.chdir(control)
+                _launch(control, fds[0])
+            finally:
+                os._exit(0)
+        os.close(fds[0])
+
+
 if __name__ == "__main__":
-    _launch(sys.argv[-1])
+    if len(sys.argv) > 2 and sys.argv[-2] == "--serve":
+        _serve(int(sys.argv[-1]))
+    else:
+        _launch(sys.argv[-1])

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.container.supervisor_server import shared_supervisor_server
 from agent_interface.evaluator.process.control_directory import (
     ControlDirectoryProcess,
     OutputStream,
@@ -67,7 +68,7 @@ class ContainerProcess(ControlDirectoryProcess):
     """
 
     _zombie_is_gone: ClassVar[bool] = True
-    _wait_delay_max: ClassVar[float] = 0.02
+    _wait_delay_max: ClassVar[float] = 0.005  # a short program's end is seen within 5 ms
 
     def _end_lost(self, supervisor: dict[str, Any]) -> None:
         """Remove the lost process's container and its cgroup."""
@@ -77,6 +78,11 @@ class ContainerProcess(ControlDirectoryProcess):
 
     async def _settled(self) -> dict[str, Any] | None:
         return await asyncio.to_thread(self._settle_lost)
+
+    def _worth_settling(self, polls: int) -> bool:
+        """Read the records (a worker-thread hand-off) once ``termination.json`` exists, and
+        every 20th poll anyway (so a lost supervisor is still noticed)."""
+        return polls % 20 == 0 or (self.control / "termination.json").exists()
 
     async def kill(self) -> None:
         """End the container as ``cancelled``; nothing once the process ended."""
@@ -104,11 +110,16 @@ async def start_container(
     # marshal, not JSON: the supervisor runs on this very interpreter and starts faster.
     write_private(control / "spec.marshal", marshal.dumps({**spec, "bundle": str(bundle), "stdin": stdin is not None}))
     handle = ContainerProcess(pid, control)
-    what = await run_supervisor(
-        (os.path.realpath(sys.executable),), SUPERVISOR_SCRIPT, control,
-        handshake_seconds=_HANDSHAKE_SECONDS,
-        cleanup=lambda launcher: _end_quietly(handle, launcher, spec),
-    )
+    if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") == "0":  # one interpreter per spawn
+        what = await run_supervisor(
+            (os.path.realpath(sys.executable),), SUPERVISOR_SCRIPT, control,
+            handshake_seconds=_HANDSHAKE_SECONDS,
+            cleanup=lambda launcher: _end_quietly(handle, launcher, spec),
+        )
+    else:
+        what = await shared_supervisor_server(SUPERVISOR_SCRIPT).launch(
+            control, handshake_seconds=_HANDSHAKE_SECONDS, cleanup=lambda: _end_started(handle, spec),
+        )
     if what is None:
         return handle
     message = {
@@ -118,6 +129,14 @@ async def start_container(
     raise ContractError.single(
         "/executable" if what == "exec" else "/", "exact_process_spawn_failed", message
     )
+
+
+async def _end_started(handle: ContainerProcess, spec: dict[str, Any]) -> None:
+    """After a cancelled or silent spawn whose launcher ended: end what it started."""
+    if (handle.control / "supervisor.json").exists():
+        await handle.kill()
+    else:
+        await asyncio.to_thread(remove_container, spec["runc"], spec["runcRoot"], spec["id"], spec["cgroup"])
 
 
 async def _end_quietly(handle: ContainerProcess, launcher: asyncio.subprocess.Process, spec: dict[str, Any]) -> None:

@@ -21,7 +21,14 @@ from typing import Final
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.images.tree_removal import remove_tree
 
-__all__ = ["environment_init", "mount_environment_root", "overlay_available", "unmount_environment_root"]
+__all__ = [
+    "environment_init",
+    "mount_environment_root",
+    "mount_scratch_tmpfs",
+    "overlay_available",
+    "unmount_environment_root",
+    "unmount_scratch_tmpfs",
+]
 
 _MS_NOSUID: Final = 2
 _MS_NODEV: Final = 4
@@ -154,3 +161,19 @@ def overlay_available(scratch: Path) -> bool:
         _unmount(layer)
         remove_tree(scratch, ignore_errors=True)
     return True
+
+
+def mount_scratch_tmpfs(directory: Path, *, size_mb: int) -> bool:
+    """Mount a private tmpfs of at most ``size_mb`` on the existing ``directory`` (mode
+    0700, ``nosuid``, ``nodev``), for state that must not outlive its user (no ``fsync``
+    reaches a disk there); ``False`` when it cannot be mounted here."""
+    try:
+        _mount("tmpfs", directory, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={size_mb}m,mode=0700")
+    except OSError:
+        return False
+    return True
+
+
+def unmount_scratch_tmpfs(directory: Path) -> None:
+    """Unmount :func:`mount_scratch_tmpfs`'s tmpfs (lazily when busy; nothing when none)."""
+    _unmount(directory)

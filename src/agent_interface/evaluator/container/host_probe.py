@@ -10,6 +10,15 @@ property not observed is a reason in :attr:`OciHostSupport.reasons`, and the pro
 then omits ``exactProcess``. :func:`probe_strict_egress` runs it again joined to a
 network namespace made as a ``strict`` environment's is, with a proxy socket listening
 inside; its reasons make the provider omit ``strict`` from ``exactProcess.egress``.
+
+A probe that observed every property is remembered by this OS process for
+:data:`PROBE_REUSE_SECONDS`, keyed by the ``runc`` binary (its path and its file's
+identity: device, inode, size, modification time), the id base and, for strict egress,
+the proxy port: a provider opened again in that time (an experiment opens one per cell)
+reuses the observation instead of running two probe containers. A probe that found a
+reason is never remembered (the next open probes again). Every container is still made
+with the full configuration: ``runc`` refuses one whose user namespace, seccomp
+profile or cgroup limits the host stopped supporting.
 """
 
 from __future__ import annotations
@@ -48,7 +57,11 @@ from agent_interface.evaluator.container.static_programs import (
     static_programs_supported,
 )
 
-__all__ = ["OciHostSupport", "probe_oci_host", "probe_strict_egress"]
+__all__ = ["PROBE_REUSE_SECONDS", "OciHostSupport", "probe_oci_host", "probe_strict_egress"]
+
+PROBE_REUSE_SECONDS: Final = 300.0
+"""How long this OS process reuses a probe that observed every property."""
+_OBSERVED: dict[tuple[object, ...], tuple[float, object]] = {}
 
 _PROBE_MEMORY: Final = 64 << 20
 _PROBE_PIDS: Final = 17
@@ -205,8 +218,31 @@ async def probe_oci_host(root: Path, init: Path, runc: str | None, id_base: int)
         return OciHostSupport(runc_path, None, False, False, ("the container init is built for x86-64 Linux only",))
     if os.geteuid() != 0:
         return OciHostSupport(runc_path, None, False, False, ("the provider must run as root to mount layers",))
+    key = ("host", *_binary_identity(runc_path), id_base)
+    remembered = _remembered(key)
+    if isinstance(remembered, OciHostSupport):
+        return remembered
     overlay, swap_limit, reasons = await _probe_container(root, init, runc_path, id_base, None)
-    return OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))
+    support = OciHostSupport(runc_path, id_base if not reasons else None, overlay, swap_limit, tuple(reasons))
+    if support.enforced:
+        _OBSERVED[key] = (time.monotonic(), support)
+    return support
+
+
+def _binary_identity(path: str) -> tuple[object, ...]:
+    """``path`` and its file's identity (a replaced binary is a new key)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (path, None)
+    return (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _remembered(key: tuple[object, ...]) -> object | None:
+    found = _OBSERVED.get(key)
+    if found is None or time.monotonic() - found[0] > PROBE_REUSE_SECONDS:
+        return None
+    return found[1]
 
 
 async def probe_strict_egress(root: Path, init: Path, support: OciHostSupport, port: int) -> tuple[str, ...]:
@@ -220,6 +256,17 @@ async def probe_strict_egress(root: Path, init: Path, support: OciHostSupport, p
     """
     if not support.enforced or support.runc is None or support.id_base is None:
         return ("exactProcess is not enforced on this host",)
+    key = ("strict", *_binary_identity(support.runc), support.id_base, port)
+    if _remembered(key) == ():
+        return ()
+    reasons = await _probe_strict(root, init, support, port)
+    if not reasons:
+        _OBSERVED[key] = (time.monotonic(), ())
+    return reasons
+
+
+async def _probe_strict(root: Path, init: Path, support: OciHostSupport, port: int) -> tuple[str, ...]:
+    assert support.runc is not None and support.id_base is not None
     work = root / ("probe-netns-" + uuid.uuid4().hex[:12])
     netns = work / "netns"
     listener = None

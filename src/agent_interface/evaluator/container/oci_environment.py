@@ -53,6 +53,7 @@ from agent_interface.evaluator.container.runtime_config import (
 )
 from agent_interface.evaluator.egress.decisions import EgressSummary
 from agent_interface.evaluator.egress.settings import EgressSettings
+from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.process.confined_files import read_confined, write_confined
 from agent_interface.evaluator.process.control_directory import ExactProcessHandle
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
@@ -104,8 +105,46 @@ def _gone() -> ContractError:
     return ContractError.single("/", "exact_process_environment_gone", "the environment was destroyed or expired")
 
 
+_CAPABILITY_V3: Final = 0x20080522
+_CAP_DAC_OVERRIDE: Final = 1
+_CAP_DAC_READ_SEARCH: Final = 2
+_CAP_FOWNER: Final = 3
+_ROOT_FILE_CAPABILITIES: Final = (1 << _CAP_DAC_OVERRIDE) | (1 << _CAP_DAC_READ_SEARCH) | (1 << _CAP_FOWNER)
+"""What container root holds over its namespace's files: permission and owner checks bypassed."""
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
+
+
+def _raise_file_capabilities(libc: ctypes.CDLL) -> None:
+    """Raise, in this thread's effective set, the file capabilities ``setfsuid`` dropped."""
+    header = _CapHeader(_CAPABILITY_V3, 0)
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    if data[0].permitted & _ROOT_FILE_CAPABILITIES != _ROOT_FILE_CAPABILITIES:
+        return  # not held: the kernel's own checks for the id base apply
+    data[0].effective |= _ROOT_FILE_CAPABILITIES
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
 def _as_user(id_base: int | None, operation: Callable[..., T], *args: Any) -> T:
-    """``operation(*args)`` in this thread with file-system ids ``id_base`` (then restored)."""
+    """``operation(*args)`` in this thread as the container's root: file-system ids
+    ``id_base`` (what it creates is container root's) with the file capabilities container
+    root holds in its namespace (so a directory of another container user is written as
+    container root would write it); then restored.
+
+    Every file an environment's root holds is owned by an id of the namespace (the image's
+    are mapped, the programs' are the namespace's, the evaluator's are ``id_base``), and the
+    confined walk (:mod:`agent_interface.evaluator.process.confined_files`: ``O_NOFOLLOW``
+    on every component, no ``..``) never leaves that root, so those capabilities reach
+    nothing else."""
     if id_base is None:
         return operation(*args)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -114,9 +153,10 @@ def _as_user(id_base: int | None, operation: Callable[..., T], *args: Any) -> T:
     try:
         if libc.setfsuid(-1) != id_base or libc.setfsgid(-1) != id_base:
             raise OSError(errno.EPERM, "setfsuid")
+        _raise_file_capabilities(libc)
         return operation(*args)
     finally:
-        libc.setfsuid(0)
+        libc.setfsuid(0)  # back to root: the kernel restores root's file capabilities
         libc.setfsgid(0)
 
 
@@ -167,6 +207,23 @@ class OciExactProcessManager:
         env = self._environment
         return OciExactProcess(ContainerProcess(pid, env._directory / "processes" / str(pid)), f"{env.id}-{pid}")
 
+    async def _executable(self, request: AgentExactProcessLaunch) -> str:
+        """The path ``execve`` runs in the container: an absolute executable as written, a
+        bare name found along the launch's ``PATH`` inside the environment's root (links
+        resolved there, never out of it: :mod:`~agent_interface.evaluator.images.image_paths`)."""
+        if request.executable.startswith("/"):
+            return request.executable
+        env = self._environment
+        search = request.env.get("PATH", "")
+        found = await asyncio.to_thread(find_executable, env._directory / "root" / "rootfs", request.executable, search)
+        if found is None:
+            shown = search if len(search) <= 512 else search[:509] + "..."
+            raise ContractError.single(
+                "/executable", "exact_process_executable_not_found",
+                f"no executable {request.executable} along PATH {shown} in image {env.image}",
+            )
+        return found
+
     async def spawn(self, launch: AgentExactProcessLaunch | Mapping[str, Any]) -> OciExactProcess:
         """Start ``launch`` in a new container of this environment."""
         request = parse_model(AgentExactProcessLaunch, launch)
@@ -175,6 +232,7 @@ class OciExactProcessManager:
         if record is None:
             raise _gone()
         resources = json.loads(record.input_json)["resources"]
+        executable = await self._executable(request)
         pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
         container_id = f"{env.id}-{pid}"
         cgroup = container_cgroup(container_id)
@@ -182,7 +240,7 @@ class OciExactProcessManager:
         config = runtime_config(
             rootfs=str(env._directory / "root" / "rootfs"),
             init=str(environment_init(env._directory / "root") or owner.init_path),
-            argv=[request.executable, *request.args],
+            argv=[executable, *request.args],
             env=dict(request.env),
             cwd=request.cwd,
             hostname="exact",

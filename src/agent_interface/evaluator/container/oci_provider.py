@@ -117,6 +117,8 @@ from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
+from agent_interface.evaluator.images.layer_unpack import IdMapping
+from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.confined_files import environment_path_components
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
@@ -135,6 +137,8 @@ DEFAULT_EGRESS_PORT: Final = 800
 program in a container (no ``CAP_NET_BIND_SERVICE`` in the namespace's owner) can bind
 it first, even after the provider's own socket closed."""
 DEFAULT_EGRESS_MAX_FILE_RECORDS: Final = 100_000
+_ROOT_USERS: Final = frozenset({"", "0", "root", "0:0", "root:root", "root:0", "0:root"})
+"""The image config ``User`` values that name the container's root (the only user run)."""
 _IMAGE_RE: Final = re.compile(r"^(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
 _MAKING: Final = threading.Lock()
 
@@ -166,10 +170,23 @@ class OciExactProcesses:
 
     def _image(self, request: CreateAgentExactProcessEnvironmentInput) -> ImageRoot:
         match = _IMAGE_RE.fullmatch(request.image)
-        found = None if match is None else self._provider._images.image_root(match["digest"])
+        images = self._provider._images
+        if match is None:
+            found = None
+        elif isinstance(images, OciImageStore):  # unpacked with this provider's user namespace
+            id_base = self.support.id_base
+            found = images.image_root(match["digest"], None if id_base is None else IdMapping(id_base, id_base))
+        else:
+            found = images.image_root(match["digest"])
         if found is None or found.reference != request.image:
             raise ContractError.single(
                 "/image", "exact_process_image_unavailable", "this provider's image store has no such image"
+            )
+        if found.config.user.strip() not in _ROOT_USERS:
+            raise ContractError.single(
+                "/image", "exact_process_image_user_unsupported",
+                "the image's config names a non-root User; this provider runs every process as the "
+                "container's root (inside its user namespace) and does not switch users",
             )
         return found
 
@@ -308,6 +325,9 @@ class OciExactProcesses:
 
     def _mount(self, directory: Path, image: ImageRoot, disk_mb: int) -> None:
         directory.mkdir(mode=0o711, parents=True, exist_ok=True)
+        if self.support.id_base is not None:  # only host root and the containers' root group enter:
+            os.chown(directory, 0, self.support.id_base)  # no other host user reaches the image's
+            os.chmod(directory, 0o710)  # world-writable directories (/tmp) in the environment
         (directory / "root").mkdir(mode=0o711, exist_ok=True)
         (directory / "processes").mkdir(mode=0o700, exist_ok=True)
         mount_environment_root(

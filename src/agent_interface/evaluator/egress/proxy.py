@@ -7,7 +7,10 @@ allow list, resolves the name itself through its resolver (the sandbox has none)
 refuses the answer when any address is non-public
 (:func:`~agent_interface.evaluator.egress.rules.check_addresses`), then connects to an
 address of that same answer, by number: nothing is resolved twice, so a DNS answer that
-changes between the check and the connection (rebinding) reaches nothing. It then relays
+changes between the check and the connection (rebinding) reaches nothing. A name with a
+fixed route of the settings (the evaluator's model gateway) is not resolved: it goes to
+the route's address and port, and its decision records the host and port the client
+named with ``address_class`` ``fixed_route`` (never the gateway's address nor any path). It then relays
 bytes both ways, counting them, until both sides close, the connection is idle for
 ``idle_timeout`` or ``total_timeout`` ends it.
 
@@ -239,8 +242,13 @@ class EgressProxy:
         try:
             async with asyncio.timeout(self.settings.total_timeout):
                 request = await self._read_request(reader, conn)
-                addresses = await self._checked_addresses(request, conn)
-                up_reader, upstream = await self._connect(addresses, request.port, conn)
+                route = self.settings.fixed_route(request.host)
+                if route is None:
+                    addresses = await self._checked_addresses(request, conn)
+                    up_reader, upstream = await self._connect(addresses, request.port, conn)
+                else:
+                    up_reader, upstream = await self._connect([ipaddress.ip_address(route[0])], route[1], conn)
+                    conn.address, conn.address_class = None, "fixed_route"
                 rule = "allowed"
                 if request.tunnel:
                     writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")

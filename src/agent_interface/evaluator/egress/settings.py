@@ -8,11 +8,18 @@ are treated as public by this proxy; it is empty by default, and loopback, link-
 unspecified, multicast and cloud metadata addresses stay refused whatever it holds.
 ``refused_networks`` goes the other way: public addresses this deployment must never
 reach (the host's own public addresses, a cluster's service ranges).
+
+``fixed_routes`` maps a host name to an address and port the evaluator chose (its own
+model gateway, listening on the host's loopback): a request for that exact name, once the
+allow list admits it, goes to that address and port, whatever port the client named,
+without any lookup and without the address check (the address is the evaluator's, never
+the candidate's). Every other name is resolved and checked as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ipaddress
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -20,12 +27,14 @@ from agent_interface.core.errors import ContractError
 from agent_interface.environment.exact_process import AgentExactProcessStrictEgress
 from agent_interface.evaluator.egress.rules import (
     EgressAllowList,
+    EgressRefused,
     IpNetwork,
     check_public_networks,
+    normalize_host,
     parse_networks,
 )
 
-__all__ = ["DEFAULT_HTTP_METHODS", "EgressSettings"]
+__all__ = ["DEFAULT_HTTP_METHODS", "EgressSettings", "FixedRoutes"]
 
 DEFAULT_HTTP_METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """The methods a plain HTTP request may use (never ``TRACE``, ``CONNECT`` to port 80...)."""
@@ -42,6 +51,28 @@ def _ports(name: str, ports: Iterable[int]) -> frozenset[int]:
             f"/{name}", "egress_ports", "allowed ports must be 1 to 64 integers from 1 to 65535"
         )
     return frozenset(values)
+
+
+FixedRoutes = tuple[tuple[str, str, int], ...]
+"""``(host name, address, port)`` triples, sorted by name (see the module docstring)."""
+
+
+def _fixed_routes(routes: Mapping[str, tuple[str, int]] | FixedRoutes) -> FixedRoutes:
+    items = routes.items() if isinstance(routes, Mapping) else ((name, (a, p)) for name, a, p in routes)
+    checked: dict[str, tuple[str, int]] = {}
+    for name, target in items:
+        try:
+            host = normalize_host(name)
+            address, port = target
+            address = str(ipaddress.ip_address(address))
+        except (EgressRefused, TypeError, ValueError):
+            raise ContractError.single(
+                "/fixedRoutes", "egress_fixed_route", "a fixed route maps a DNS name to an IP address and port"
+            ) from None
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+            raise ContractError.single("/fixedRoutes", "egress_fixed_route", "a fixed route's port is 1-65535")
+        checked[host] = (address, port)
+    return tuple(sorted((name, address, port) for name, (address, port) in checked.items()))
 
 
 def _positive(name: str, value: float, *, integer: bool) -> None:
@@ -75,6 +106,7 @@ class EgressSettings:
     total_timeout: float = 3_600.0
     extra_public_networks: tuple[IpNetwork, ...] = ()
     refused_networks: tuple[IpNetwork, ...] = ()
+    fixed_routes: FixedRoutes = ()
     allow_list: EgressAllowList = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +145,14 @@ class EgressSettings:
         object.__setattr__(
             self, "refused_networks", parse_networks(self.refused_networks, "refusedNetworks")
         )
+        object.__setattr__(self, "fixed_routes", _fixed_routes(self.fixed_routes))
+
+    def fixed_route(self, host: str) -> tuple[str, int] | None:
+        """The evaluator's address and port for ``host`` (a normalized name), if it has one."""
+        for name, address, port in self.fixed_routes:
+            if name == host:
+                return address, port
+        return None
 
     @classmethod
     def from_policy(cls, policy: AgentExactProcessStrictEgress, **options: Any) -> EgressSettings:
@@ -137,4 +177,6 @@ class EgressSettings:
             data["extraPublicNetworks"] = [str(network) for network in self.extra_public_networks]
         if self.refused_networks:
             data["refusedNetworks"] = [str(network) for network in self.refused_networks]
+        if self.fixed_routes:  # the names only: where the evaluator's own service listens is not evidence
+            data["fixedRoutes"] = [name for name, _, _ in self.fixed_routes]
         return data

@@ -5,12 +5,15 @@
 profile plan and activation, execution plan; the plan's execution id is the attempt's
 idempotency key), mint the materialization receipt from the bundle's verification
 (done once per experiment by the engine), stage the snapshots and profile files in a fresh
-environment, run the launch with the evaluator's model endpoint, then capture:
+environment, run the launch with the evaluator's model gateway (one per worker process,
+each attempt its own gateway run: :mod:`agent_interface.evaluator.run.model_access`), then
+capture:
 
 * an **output** task is graded by the output-checks grader (:mod:`.run.grader`);
 * a **workspace** task's files are read back (:mod:`.workspace_outcome`), the paths the
   profile targeted are restored, the binary diff against the snapshot is the outcome, and
-  the task's own commands grade it in a fresh environment (:mod:`.task_grader`).
+  the task's own commands grade it in a fresh environment (:mod:`.task_grader`), on the
+  task's files with only the changes the task allows (:mod:`.submission_policy`).
 
 Anything incomplete is an invalid capture; an attempt that cannot run at all is a
 ``failed`` outcome with a typed error. Nothing escapes :meth:`ExactProcessCellRunner.run`.
@@ -48,16 +51,19 @@ from agent_interface.candidate.experiment import (
 )
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
-from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT
+from agent_interface.candidate.plan_builders import model_network
 from agent_interface.candidate.verification_result import CandidateVerification
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, failed_outcome
 from agent_interface.evaluator.experiment.container_cells import ContainerCells
+from agent_interface.evaluator.experiment.submission_policy import graded_files
 from agent_interface.evaluator.experiment.task_grader import (
+    DEFAULT_TASK_ROOT,
     GraderGap,
     grade_workspace,
     parse_workspace_grader,
+    submission_policy,
 )
 from agent_interface.evaluator.experiment.workspace_outcome import (
     WorkspaceGap,
@@ -67,6 +73,7 @@ from agent_interface.evaluator.experiment.workspace_outcome import (
     restore_profile_paths,
     workspace_outcome,
 )
+from agent_interface.evaluator.gateway import Upstream, upstream_from_spec
 from agent_interface.evaluator.images.host_image import program_python
 from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
@@ -82,21 +89,27 @@ from agent_interface.evaluator.run.attempt import (
 from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
 from agent_interface.evaluator.run.evidence import GradedOutcome, assemble_run, capture_gaps
 from agent_interface.evaluator.run.grader import parse_output_checks
-from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.run.model_access import (
+    HOST_PROXY_PORT,
+    GatewayHost,
+    HostModelRoute,
+    ModelAccess,
+    gateway_isolation,
+)
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 __all__ = ["ExactProcessCellRunner", "ProviderFactory", "ProviderRequest", "check_experiment_inputs", "host_provider"]
 
 _LIFETIME_GRACE_MS: Final = 120_000
 _INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
-_MODEL_DIRECTORY: Final = "/tangle/model"
 _MIB: Final = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderRequest:
     """What a cell asks of its provider: a root, the image's executables, the capture bound
-    of each output stream, and (with ``private_root``) read-only and host-bound paths."""
+    of each output stream, (with ``private_root``) read-only and host-bound paths, and the
+    network namespace its processes join (the one holding the model gateway's proxy)."""
 
     root: Path
     executables: tuple[str, ...]
@@ -104,6 +117,7 @@ class ProviderRequest:
     private_root: bool = True
     read_only_paths: tuple[str, ...] = ()
     host_directories: Mapping[str, Path] = field(default_factory=dict)
+    network_namespace: Path | None = None
 
 
 ProviderFactory = Callable[[ProviderRequest], Awaitable[Any]]
@@ -118,37 +132,39 @@ async def host_provider(request: ProviderRequest) -> LocalExactProcessProvider:
         from agent_interface.evaluator.process.isolation import detect_local_isolation
 
         _ISOLATION.append(await detect_local_isolation())
+    isolation = _ISOLATION[0]
+    if request.network_namespace is not None:
+        isolation = gateway_isolation(isolation, request.network_namespace)
     return LocalExactProcessProvider(
-        request.root, executables=request.executables, isolation=_ISOLATION[0],
+        request.root, executables=request.executables, isolation=isolation,
         max_output_bytes=request.max_output_bytes, private_root=request.private_root,
         read_only_paths=request.read_only_paths, host_directories=request.host_directories)
 
 
 def _resources(resources: Mapping[str, Any] | None) -> dict[str, Any]:
-    return dict(resources or {"cpu": 1, "memoryMb": 1024, "diskMb": 256})
+    return {"cpu": 1, "memoryMb": 1024, "diskMb": 256, **(resources or {})}
 
 
 class ExactProcessCellRunner:
     """The default :class:`~.cells.CellRunner` (see the module docstring).
 
     ``verifications`` holds each arm's ``CandidateVerification``; ``artifacts`` a directory
-    of external artifacts (files named by CID or sha256 hex); ``model`` makes each
-    attempt's model backend (:class:`~agent_interface.evaluator.run.model_endpoint.EchoModel`
-    by default); ``python`` is the interpreter the workspace capture program runs on;
+    of external artifacts (files named by CID or sha256 hex); ``upstream`` is the model
+    behind this process's gateway (the offline ``echo`` script by default); ``python`` is the interpreter the workspace capture program runs on;
     ``containers`` runs the cells that want a container in one
     (:mod:`.container_cells`; ``None``: every cell on ``provider``).
     """
 
     def __init__(self, experiment: AgentCandidateExperiment, verifications: Mapping[str, CandidateVerification], *,
                  artifacts: Path | None = None, provider: ProviderFactory = host_provider,
-                 model: Callable[[], ModelBackend] = EchoModel, resources: Mapping[str, Any] | None = None,
+                 upstream: Upstream | None = None, resources: Mapping[str, Any] | None = None,
                  workspace_limits: WorkspaceLimits | None = None, python: str | None = None,
                  scratch: Path | None = None, containers: ContainerCells | None = None) -> None:
         self.experiment = experiment
         self.verifications = dict(verifications)
         self.artifacts = artifacts
         self.provider = provider
-        self.model = model
+        self.gateway = GatewayHost(upstream if upstream is not None else upstream_from_spec("echo", None))
         self.resources = _resources(resources)
         self.workspace_limits = workspace_limits or WorkspaceLimits()
         self.python = python or program_python()
@@ -177,6 +193,7 @@ class ExactProcessCellRunner:
         suite = experiment.benchmark.suite
         scratch = Path(tempfile.mkdtemp(prefix="agent-interface-cell-", dir=self.scratch))
         providers: list[Any] = []
+        route: HostModelRoute | None = None
         try:
             store = LocalArtifactStore(scratch / "artifacts")
             resolver = local_artifact_resolver(self.artifacts, store)
@@ -187,16 +204,23 @@ class ExactProcessCellRunner:
             bound = max(16 * _MIB, self.workspace_limits.max_bytes + 1)
             containers = self.containers
             in_container = containers is not None and containers.wanted(bundle, task)
+            calls_allowed = task.limits.max_model_calls > 0
+            if calls_allowed:
+                await self.gateway.start()
+            gateway = self.gateway.address if calls_allowed else None
             if containers is not None and in_container:
-                provider = await containers.open_attempt(cell.arm, cell.task_index, bundle, task, bound)
-                python, model_directory = containers.capture_python, provider.model_directory
+                provider = await containers.open_attempt(cell.arm, cell.task_index, bundle, task, bound, gateway)
+                python, proxy_port = containers.capture_python, provider.proxy_port
             else:
                 executables = (host_executable(bundle), *((self.python,) if workspace else ()))
-                python, model_directory = self.python, scratch / "model"
-                model_directory.mkdir(mode=0o711)
+                python, proxy_port = self.python, HOST_PROXY_PORT
+                if calls_allowed:
+                    route = HostModelRoute(self.gateway, scratch)
+                    await route.open()
                 provider = await self.provider(ProviderRequest(
                     scratch / "provider", tuple(dict.fromkeys(executables)), bound,
-                    read_only_paths=(_INPUT_DIRECTORY,), host_directories={_MODEL_DIRECTORY: model_directory}))
+                    read_only_paths=(_INPUT_DIRECTORY,),
+                    network_namespace=None if route is None else route.namespace))
             providers.append(provider)
             exact = provider.exact_process
             if exact is None:
@@ -206,30 +230,26 @@ class ExactProcessCellRunner:
                 raise ContractError.single("/execution/instructionDelivery", "instruction_delivery_unsupported",
                                            "no private mount namespace here for the fixed task file path",
                                            subject="experiment cell")
-            endpoint = ModelEndpoint(
-                socket_path=str(model_directory / "endpoint.sock"),
-                exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
-                backend=self.model(), requested=task.model.requested, prompt=system_prompt(bundle),
-                max_model_calls=task.limits.max_model_calls, max_input_tokens=task.limits.max_input_tokens,
-                max_output_tokens=task.limits.max_output_tokens, max_total_tokens=task.limits.max_total_tokens)
-            grant = canonical_digest({"kind": "agent-interface.local-model-grant.v1",
+            model = await ModelAccess.open(self.gateway if calls_allowed else None, run_id=request.execution_id,
+                                           task=task, system_prompt=system_prompt(bundle), proxy_port=proxy_port)
+            grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1",
                                       "executionId": request.execution_id, "resolved": task.model.to_wire(),
-                                      "limits": task.limits.to_wire(), "endpoint": endpoint.address})
+                                      "limits": task.limits.to_wire(),
+                                      "network": model_network(task.limits.max_model_calls)})
             placement = CandidateRunPlacement(
                 experiment_digest=experiment.digest, execution_id=request.execution_id,
                 container=provider.plan_container if in_container else local_container(provider.image),
                 grant_digest=grant, arm=cell.arm,
                 task_index=cell.task_index, repetition=cell.repetition, attempt=request.attempt,
-                evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address})
+                evaluator_env=model.env)
             context, plan = build_materialization_context(bundle, suite, task, placement)
             receipt = materialization_receipt(self.verifications[cell.arm], context)
             gaps: list[dict[str, str]] = []
-            result_files = None
-            await endpoint.start()
+            result_files, skipped = None, list[str]()
             environment = None
             try:
                 environment = await exact.create({
-                    "image": provider.image, "egress": {"mode": "blocked"},
+                    "image": provider.image, "egress": model.egress if in_container else {"mode": "blocked"},
                     "maxLifetimeMs": task.limits.timeout_ms + self.workspace_limits.timeout_ms + _LIFETIME_GRACE_MS,
                     "resources": self.resources, "metadata": {"executionId": request.execution_id},
                     "idempotencyKey": request.execution_id})
@@ -237,7 +257,7 @@ class ExactProcessCellRunner:
                 await stage_workspaces(environment, plan, task, resolver, scratch, activation)
                 if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                     await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
-                capture = await execute_launch(environment, launch_request(plan, task.instruction), endpoint,
+                capture = await execute_launch(environment, launch_request(plan, task.instruction), model,
                                                task.limits.timeout_ms, None, None)
                 calls[0] = len(capture.calls)
                 capture.provider, capture.environment_id = provider.name, environment.id
@@ -248,11 +268,10 @@ class ExactProcessCellRunner:
                     try:
                         result_files = await read_workspace(
                             environment, python=python, task_root=plan.material.workspaces.task_root,
-                            limits=self.workspace_limits, scratch=scratch / "result")
+                            limits=self.workspace_limits, scratch=scratch / "result", skipped=skipped)
                     except WorkspaceGap as gap:
                         gaps.append(gap.gap())
             finally:
-                await endpoint.close()
                 if environment is not None:
                     await asyncio.shield(environment.destroy())
             graded = None
@@ -261,7 +280,7 @@ class ExactProcessCellRunner:
                 if plan.material.profile.target_workspace == "task":
                     result_files = restore_profile_paths(result_files, base, plan.material.profile.mount_paths)
                 graded = await self._grade(request, bundle, task, grader, base, result_files, store, scratch,
-                                           providers, plan.material.workspaces.task_root, gaps)
+                                           providers, plan.material.workspaces.task_root, gaps, skipped)
             outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store,
                                    graded=graded, gaps=gaps)
             artifacts = {path.name: path.read_bytes() for path in (scratch / "artifacts").iterdir()
@@ -279,12 +298,15 @@ class ExactProcessCellRunner:
         finally:
             for opened in providers:
                 opened.close()
+            if route is not None:
+                await route.close()
             remove_tree(scratch, ignore_errors=True)
 
     async def _grade(self, request: CellRequest, bundle: Any, task: Any, grader: Any,
                      base: dict[str, tuple[int, bytes]],
                      result: dict[str, tuple[int, bytes]], store: LocalArtifactStore, scratch: Path,
-                     providers: list[Any], task_root: str, gaps: list[dict[str, str]]) -> GradedOutcome | None:
+                     providers: list[Any], task_root: str, gaps: list[dict[str, str]],
+                     skipped: list[str]) -> GradedOutcome | None:
         try:
             outcome = workspace_outcome(task, base, result, store, limits=self.workspace_limits)
         except WorkspaceGap as gap:
@@ -304,10 +326,10 @@ class ExactProcessCellRunner:
         create = {"image": provider.image, "egress": {"mode": "blocked"}, "maxLifetimeMs": lifetime,
                   "resources": self.resources, "metadata": {"executionId": request.execution_id, "role": "grader"},
                   "idempotencyKey": request.execution_id + "-grader"}
+        files, actions = graded_files(base, result, submission_policy(grader, task_root, base), skipped)
         try:
-            grade, started, ended = await grade_workspace(
-                grader, provider.exact_process, create, task_root,
-                restore_profile_paths(result, base, grader.restore))
+            grade, started, ended = await grade_workspace(grader, provider.exact_process, create, task_root,
+                                                          files, actions=actions, store=store)
         except GraderGap as gap:
             gaps.append(gap.gap())
             return None
@@ -329,10 +351,7 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
         bundle = getattr(experiment, arm)
         pointer = f"/{arm}/execution"
         in_container = [containers is not None and containers.wanted(bundle, task) for task in tasks]
-        if all(in_container):
-            if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
-                raise ContractError.single(pointer + "/launch/interpreter", "executable_unavailable",
-                                           "entrypoints run through an interpreter only", subject="experiment")
+        if all(in_container):  # the image's side of the launch: ContainerCells.check
             continue
         if bundle.execution.environment.kind == "pinned-container":
             raise ContractError.single(pointer + "/environment", "container_unavailable",
@@ -352,7 +371,7 @@ def check_experiment_inputs(experiment: AgentCandidateExperiment, artifacts: Pat
         if task.outcome.kind == "output":
             parse_output_checks(task.grader.name, task.grader.version, data)
             continue
-        parse_workspace_grader(task.grader.name, task.grader.version, data)
+        submission_policy(parse_workspace_grader(task.grader.name, task.grader.version, data), DEFAULT_TASK_ROOT, {})
         _check_base_tree(task, resolver, pointer)
     if containers is not None:
         containers.check(experiment)

@@ -10,8 +10,8 @@ store ``images`` and the evaluator's ``image``), as for ``candidate run``
   through :class:`~agent_interface.evaluator.run.container_run.ContainerRun`: the image the
   bundle pins, else the task's, else ``image``, found in the store by name and index
   digest; the plan's container record is the selection's (source, image, index,
-  manifest, platform); the model endpoint's socket directory and the task file are bound
-  read-only; the executor capture names the image, and the receipts the container. A
+  manifest, platform); the task file is bound read-only, and the model gateway is
+  reached through the environment's strict-egress proxy (:mod:`agent_interface.evaluator.run.model_access`); the executor capture names the image, and the receipts the container. A
   workspace task's capture program runs in that same environment, so the image must
   hold a Python interpreter at :attr:`ContainerCells.capture_python`;
 * a workspace task's **grader** runs in the task's own container
@@ -42,7 +42,12 @@ from agent_interface.candidate.experiment import AgentCandidateExperiment
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.evaluator.images.oci_store import OciImageStore
-from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
+from agent_interface.evaluator.run.container_run import (
+    ContainerRun,
+    Executor,
+    check_image_launch,
+    container_wanted,
+)
 from agent_interface.evaluator.run.image_selection import (
     SelectedImage,
     select_image,
@@ -122,18 +127,20 @@ class ContainerCells:
         return selected
 
     async def open_attempt(self, arm: str, task_index: int, bundle: AgentCandidateBundle,
-                           task: AgentCandidateBenchmarkTask, max_output_bytes: int) -> ContainerRun:
-        """The container executor of one attempt (the image selected once per arm and task)."""
+                           task: AgentCandidateBenchmarkTask, max_output_bytes: int,
+                           gateway: tuple[str, int] | None = None) -> ContainerRun:
+        """The container executor of one attempt (the image selected once per arm and task);
+        ``gateway`` is the model gateway's loopback address its strict-egress proxy routes to."""
         selected = await asyncio.to_thread(self._select, (arm, str(task_index)), bundle, task)
         return await ContainerRun.open(bundle, task, images=None, selected=selected, runc=self.runc,
-                                       max_output_bytes=max_output_bytes)
+                                       max_output_bytes=max_output_bytes, gateway=gateway)
 
     async def open_grader(self, task_index: int, bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask,
                           max_output_bytes: int) -> ContainerRun:
         """The container executor of ``task``'s grader: the task's own image."""
         selected = await asyncio.to_thread(self._select, ("grader", str(task_index)), None, task)
         return await ContainerRun.open(bundle, task, images=None, selected=selected, runc=self.runc,
-                                       max_output_bytes=max_output_bytes)
+                                       max_output_bytes=max_output_bytes, check_launch=False)
 
     def runs_task_containers(self) -> bool:
         """Whether a task that selects a container can run here (not the ``host`` executor)."""
@@ -149,6 +156,11 @@ class ContainerCells:
                 pointer = (f"/{arm}" if bundle.execution.environment.kind == "pinned-container"
                            else f"/benchmark/tasks/{index}")
                 self._checked(pointer, (arm, str(index)), bundle, task)
+                try:
+                    check_image_launch(bundle, self._selected[(arm, str(index))])
+                except ContractError as error:
+                    issues = [ContractIssue(f"/{arm}" + issue.path, issue.code, issue.message) for issue in error.issues]
+                    raise ContractError(issues, subject="experiment") from None
             if task.outcome.kind == "workspace" and self.grader_wanted(task):
                 self._checked(f"/benchmark/tasks/{index}", ("grader", str(index)), None, task)
 

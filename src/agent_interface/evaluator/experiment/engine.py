@@ -81,7 +81,13 @@ class ExperimentRunOptions:
     """How to run: the run directory, the bundles' repository, external artifacts, the engine
     and its width; ``runner`` replaces the default runner factory (see :mod:`.workers`);
     ``executor``, ``images`` (an image store directory) and ``image`` choose which cells
-    run in an OCI container (see :mod:`.container_cells`)."""
+    run in an OCI container (see :mod:`.container_cells`); ``resources`` (``cpu``,
+    ``memoryMb``, ``diskMb``) replace the default resources of every cell's environments
+    and of its grader's (where the grader document sets none); ``model_upstream`` (an
+    :func:`~agent_interface.evaluator.gateway.upstream_from_spec` spec: ``echo``,
+    ``scripted:PATH``, ``openai:URL``, ``anthropic:URL``) and ``model_key_env`` (the name of
+    the environment variable holding the upstream's key, read at call time) are the model
+    behind each worker's gateway."""
 
     out: Path
     repository: Path | None = None
@@ -100,6 +106,9 @@ class ExperimentRunOptions:
     """The experiment document's size, refused above (``experiment_too_large``) before it is parsed."""
     max_cells: int = 100_000
     """The cells (tasks x repetitions x 2 arms), refused above (``experiment_too_large``) before any runs."""
+    resources: dict[str, Any] | None = None
+    model_upstream: str = "echo"
+    model_key_env: str | None = None
 
 
 @dataclass(slots=True)
@@ -226,6 +235,9 @@ def prepare_experiment(experiment_bytes: bytes, options: ExperimentRunOptions
         verifications[arm] = verification.to_wire()
     if options.runner is None:
         from agent_interface.evaluator.experiment.cell_runner import check_experiment_inputs
+        from agent_interface.evaluator.gateway import upstream_from_spec
+
+        upstream_from_spec(options.model_upstream, options.model_key_env)  # refused here, not in a worker
 
         check_experiment_inputs(experiment, options.artifacts, _containers(options))
     return experiment, verifications
@@ -287,7 +299,9 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
     pending = deque(ledger.pending())
     context = CellContext(experiment_bytes, experiment.digest, verifications,
                           None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
-                          options=_containers(options).options(),
+                          options={**_containers(options).options(), "modelUpstream": options.model_upstream,
+                                   "modelKeyEnv": options.model_key_env},
+                          resources=options.resources,
                           scratch=str(directory.scratch.resolve()))
     store = LocalArtifactStore(directory.artifacts)
     ran = 0

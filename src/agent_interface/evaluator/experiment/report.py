@@ -8,6 +8,8 @@ The run directory contract (what ``experiment run --out DIR`` writes and
   :class:`CandidateExecutionEvidence` (``kind`` ``agent-candidate-execution-evidence``)
   or a :class:`CandidateInvalidCapture` (``kind``
   ``agent-interface.candidate-invalid-capture``); file names are free, order does not matter;
+* optionally, ``DIR/artifacts/`` (the content-addressed store the engine writes), from
+  which the page shows each workspace cell's grader output (:mod:`.grader_output`);
 * optionally, as the experiment engine writes them, ``DIR/invalid/*.json`` (``kind``
   ``agent-interface.experiment-invalid-cell.v1``, the capture under ``invalidCapture``)
   and ``DIR/failed/*.json`` (``agent-interface.experiment-failed-cell.v1``: a cell that
@@ -52,8 +54,10 @@ from agent_interface.evaluator.experiment.comparison import (
     analyze_cells,
     mint_measured_comparison,
 )
+from agent_interface.evaluator.experiment.grader_output import grader_rows
 from agent_interface.evaluator.experiment.report_html import (
     CellRow,
+    GraderRow,
     InvalidRow,
     ReportView,
     render_report_html,
@@ -201,9 +205,11 @@ def report_view(
     comparison: AgentImprovementMeasuredComparison | None = None,
     notes: Sequence[str] = (),
     failed: Mapping[tuple[str, int, int], str] | None = None,
+    graders: Sequence[GraderRow] = (),
 ) -> ReportView:
     """What the page shows of ``analysis`` (or of ``comparison``'s own summary, when given);
-    ``failed`` says why cells without a record could not run."""
+    ``failed`` says why cells without a record could not run; ``graders`` is each cell's
+    grader output (:func:`.grader_output.grader_rows`)."""
     failed = failed or {}
     experiment = analysis.experiment
     rows = []
@@ -271,6 +277,7 @@ def report_view(
         published=comparison is not None,
         label=label,
         diff=diff,
+        graders=tuple(graders),
     )
 
 
@@ -306,20 +313,21 @@ def _from_comparison(
 
 def _load(
     source: Path | str | AgentImprovementMeasuredComparison, context: ComparisonContext | None
-) -> tuple[AgentImprovementMeasuredComparison | None, ExperimentAnalysis, list[str]]:
+) -> tuple[AgentImprovementMeasuredComparison | None, ExperimentAnalysis, list[str], list[GraderRow]]:
     if isinstance(source, AgentImprovementMeasuredComparison):
-        return _from_comparison(source, context)
+        return (*_from_comparison(source, context), [])
     path = Path(source)
     if path.is_dir() and (path / "experiment.json").exists():
         experiment, records = load_run_directory(path)
         analysis = analyze_cells(experiment, records, context)
+        graders = grader_rows(path, experiment, records)
         if not analysis.complete:
-            return None, analysis, []
+            return None, analysis, [], graders
         comparison = mint_measured_comparison(experiment, analysis, context)
-        return comparison, analysis, []
+        return comparison, analysis, [], graders
     file = path / "comparison.json" if path.is_dir() else path
     parsed = _parse(file, AgentImprovementMeasuredComparison, _read_json(file)[0])
-    return _from_comparison(parsed, context)
+    return (*_from_comparison(parsed, context), [])
 
 
 def write_report(
@@ -332,7 +340,7 @@ def write_report(
     ``source`` is a run directory, a directory or file holding ``comparison.json``, or a
     comparison. Refuses unreadable or refused documents (typed, naming the file).
     """
-    comparison, analysis, notes = _load(source, context)
+    comparison, analysis, notes, graders = _load(source, context)
     failed = failed_cells(Path(source)) if isinstance(source, (str, Path)) and Path(source).is_dir() else {}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -341,6 +349,6 @@ def write_report(
         comparison_path = out / "comparison.json"
         _write(comparison_path, canonical_bytes(comparison.to_wire()))
     html_path = out / "report.html"
-    page = render_report_html(report_view(analysis, comparison, notes, failed))
+    page = render_report_html(report_view(analysis, comparison, notes, failed, graders))
     _write(html_path, page.encode("utf-8"))
     return ExperimentReport(comparison, analysis, comparison_path, html_path)

@@ -13,7 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["MAX_DIFF_CHARS", "MAX_ROWS", "CellRow", "InvalidRow", "ReportView", "render_report_html"]
+__all__ = [
+    "MAX_DIFF_CHARS",
+    "MAX_GRADER_CELLS",
+    "MAX_OUTPUT_CHARS",
+    "MAX_ROWS",
+    "CellRow",
+    "GraderCommandView",
+    "GraderRow",
+    "InvalidRow",
+    "ReportView",
+    "render_report_html",
+]
 
 MAX_DIFF_CHARS: Final = 20_000
 """Characters of the comparison's ``diff`` shown in the page."""
@@ -49,6 +60,42 @@ class InvalidRow:
     reasons: str
 
 
+MAX_GRADER_CELLS: Final = 200
+"""Cells whose grader output the page shows; every cell's is in the run directory."""
+
+MAX_OUTPUT_CHARS: Final = 4000
+"""Characters of each output stream of a grader command shown in the page (its end)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraderCommandView:
+    """One check of a cell's grader: its name, verdict, how it ended and its output."""
+
+    name: str
+    passed: bool
+    ended: str
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraderRow:
+    """What a cell's grader said: its checks, and the submission's changes it left out
+    (``left``: path, action, reason; ``left_count`` counts them all)."""
+
+    task: str
+    repetition: int
+    arm: str
+    passed: bool
+    commands: Sequence[GraderCommandView]
+    left: Sequence[tuple[str, str, str]] = ()
+    left_count: int = 0
+    note: str = ""
+    """Why the output is not shown (not kept, unreadable), when it is not."""
+
+
 @dataclass(frozen=True, slots=True)
 class ReportView:
     """Everything the page shows, already read from the documents."""
@@ -73,6 +120,8 @@ class ReportView:
     """The candidate's label or rationale, when the comparison names one."""
     diff: str = ""
     """The change, as the comparison states it (shown up to :data:`MAX_DIFF_CHARS`)."""
+    graders: Sequence[GraderRow] = ()
+    """Each cell's grader output, as the run directory keeps it (workspace tasks)."""
 
 
 def _e(value: object) -> str:
@@ -140,6 +189,9 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}dt{c
 dd{margin:0}
 pre.diff{white-space:pre-wrap;max-height:420px;overflow:auto;background:#fafbfd;padding:10px 12px;
 border:1px solid var(--line);border-radius:8px;margin:0}
+details.grader{border-top:1px solid var(--line);padding:6px 0}details.grader summary{cursor:pointer}
+pre.output{white-space:pre-wrap;max-height:300px;overflow:auto;background:#fafbfd;padding:8px 10px;
+border:1px solid var(--line);border-radius:8px;margin:4px 0 8px}
 """
 
 
@@ -417,6 +469,50 @@ def _change(view: ReportView) -> str:
     return f'<section id="change"><h2>The change</h2>{label}{diff}</section>'
 
 
+def _stream(label: str, text: str, size: int) -> str:
+    if size == 0:
+        return f'<p class="note">{label}: empty</p>'
+    shown = text[-MAX_OUTPUT_CHARS:]
+    cut = f", the last {len(shown)} characters" if len(text) > len(shown) else ""
+    return (f'<p class="note">{label} ({size:,} bytes{cut})</p>'
+            f'<pre class="mono output">{_e(shown)}</pre>')
+
+
+def _grader_row(row: GraderRow) -> str:
+    verdict = "passed" if row.passed else "failed"
+    head = (f'<summary><span class="{"pos" if row.passed else "neg"}">{verdict}</span> · '
+            f"{_e(_clip(row.task, 40))} · rep {row.repetition} · {_e(row.arm)}"
+            + (f" · {row.left_count} change(s) left out" if row.left_count else "") + "</summary>")
+    body = f'<p class="note">{_e(row.note)}</p>' if row.note else ""
+    for command in row.commands:
+        body += (f'<p><b>{_e(command.name)}</b>: {"passed" if command.passed else "failed"} '
+                 f"({_e(command.ended)})</p>"
+                 + _stream("stdout", command.stdout, command.stdout_bytes)
+                 + _stream("stderr", command.stderr, command.stderr_bytes))
+    if row.left:
+        items = "".join(f'<tr><td class="l mono">{_e(path)}</td><td class="l">{_e(action)}</td>'
+                        f'<td class="l">{_e(reason)}</td></tr>' for path, action, reason in row.left)
+        more = (f'<p class="note">{row.left_count - len(row.left)} more in the grader\'s evidence.</p>'
+                if row.left_count > len(row.left) else "")
+        body += ('<p>Changes of the submission that took no part in the checks:</p><table><thead><tr>'
+                 '<th class="l">path</th><th class="l">action</th><th class="l">why</th></tr></thead>'
+                 f"<tbody>{items}</tbody></table>{more}")
+    return f'<details class="grader">{head}{body}</details>'
+
+
+def _graders(view: ReportView) -> str:
+    if not view.graders:
+        return ""
+    shown = view.graders[:MAX_GRADER_CELLS]
+    more = (f'<p class="note">{len(view.graders) - len(shown)} more cells: their output is in the run '
+            "directory (artifacts/, named by the grading evidence).</p>" if len(view.graders) > len(shown) else "")
+    failed = sum(not row.passed for row in view.graders)
+    return ('<section id="graders"><h2>Grader output per cell</h2>'
+            f'<p class="note">{len(view.graders)} graded cells, {failed} not passed. The output is the '
+            "checks' own (bounded by the grader's maxOutputBytes), shown as text.</p>"
+            + "".join(_grader_row(row) for row in shown) + more + "</section>")
+
+
 def render_report_html(view: ReportView) -> str:
     """The report page of ``view``: decision first, then estimates, cells, spend, captures."""
     head = (
@@ -437,4 +533,5 @@ def render_report_html(view: ReportView) -> str:
         if view.invalid
         else [_decision(view), _estimates(view), _rows(view), _spend(view), _invalid(view)]
     )
-    return "".join([head, intro, *sections, _change(view), _method(view), "</main></body></html>\n"])
+    return "".join([head, intro, *sections, _graders(view), _change(view), _method(view),
+                    "</main></body></html>\n"])

@@ -37,6 +37,7 @@ class CellContext:
     artifacts: str | None = None
     runner: Callable[[CellContext], CellRunner] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] | None = None
     scratch: str | None = None
     """The run's scratch directory (see :class:`~.ledger.RunDirectory`): every cell's
     temporary directory goes there (made on a Ray node that lacks it), or ``None``."""
@@ -44,11 +45,13 @@ class CellContext:
 
 def exact_process_runner(context: CellContext) -> CellRunner:
     """The default runner: :class:`~.cell_runner.ExactProcessCellRunner` on the host provider,
-    and in containers as the context's ``options`` choose (:mod:`.container_cells`)."""
+    and in containers as the context's ``options`` choose (:mod:`.container_cells`), its
+    gateway on the upstream they name."""
     from agent_interface.candidate.experiment import AgentCandidateExperiment
     from agent_interface.candidate.verification_result import CandidateVerification
     from agent_interface.evaluator.experiment.cell_runner import ExactProcessCellRunner
     from agent_interface.evaluator.experiment.container_cells import ContainerCells
+    from agent_interface.evaluator.gateway import upstream_from_spec
 
     if context.scratch is not None and not os.path.isdir(context.scratch):  # a Ray node other than the driver's
         os.makedirs(context.scratch, mode=0o700, exist_ok=True)
@@ -58,7 +61,10 @@ def exact_process_runner(context: CellContext) -> CellRunner:
     return ExactProcessCellRunner(experiment, verifications,
                                   artifacts=None if context.artifacts is None else Path(context.artifacts),
                                   scratch=None if context.scratch is None else Path(context.scratch),
-                                  containers=ContainerCells.from_options(context.options))
+                                  containers=ContainerCells.from_options(context.options),
+                                  resources=context.resources,
+                                  upstream=upstream_from_spec(context.options.get("modelUpstream", "echo"),
+                                                              context.options.get("modelKeyEnv")))
 
 
 _RUNNERS: dict[str, CellRunner] = {}

@@ -6,7 +6,9 @@ small capture program (:data:`CAPTURE_PROGRAM`, standard library only, run with
 ``python3 -I -S``) as an exact process in the same environment, in the task root: it
 writes a tar of the regular files below it to standard output, follows no link, opens
 nothing but regular files (``O_NOFOLLOW | O_NONBLOCK``, so a FIFO cannot hang it) and
-exits 3 on any other entry. Its output is bounded by the provider's capture bound and
+skips, naming them, every other entry and every ``.git`` directory: they never take part
+in grading (:mod:`.submission_policy`), so a submission cannot turn a task it fails into
+an invalid capture with a link. Its output is bounded by the provider's capture bound and
 its time by :attr:`WorkspaceLimits.timeout_ms`. The archive is unpacked on the host
 with :func:`~agent_interface.evaluator.images.safe_tar.unpack_tar` (no links, devices,
 traversal, duplicates; bounded).
@@ -26,7 +28,8 @@ workspace snapshot (manifest and a deterministic tar in the artifact store).
 
 What cannot be captured is a :class:`WorkspaceGap` (an invalid-capture reason), never an
 exception out of the cell: ``workspace_capture_failed``, ``workspace_too_large``,
-``workspace_entry_unsupported`` (a link, device, FIFO or a ``.git`` path component).
+``workspace_entry_unsupported`` (an archive holding a link, device, FIFO or a ``.git``
+path component, which the capture program never writes).
 """
 
 from __future__ import annotations
@@ -70,30 +73,44 @@ WorkspaceFiles = dict[str, tuple[int, bytes]]
 
 CAPTURE_PROGRAM: Final = r"""
 import os, stat, sys, tarfile
+skipped = []
+def skip(path):
+    if len(skipped) < 1000:
+        skipped.append(path)
 def walk(rel):
     for name in sorted(os.listdir(rel or ".")):
         path = rel + "/" + name if rel else name
         info = os.lstat(path)
-        if stat.S_ISDIR(info.st_mode):
+        if name.lower() == ".git":
+            skip(path)
+        elif stat.S_ISDIR(info.st_mode):
             yield from walk(path)
         elif stat.S_ISREG(info.st_mode):
             yield path
         else:
-            sys.stderr.write("unsupported entry\n")
-            sys.exit(3)
+            skip(path)
 out = tarfile.open(fileobj=sys.stdout.buffer, mode="w|", format=tarfile.PAX_FORMAT)
 for path in walk(""):
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        skip(path)
+        continue
     with os.fdopen(fd, "rb") as handle:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            sys.exit(3)
+            skip(path)
+            continue
         entry = tarfile.TarInfo(path)
         entry.size, entry.mode = status.st_size, status.st_mode & 0o777
         out.addfile(entry, handle)
 out.close()
+sys.stderr.buffer.write(b"".join(os.fsencode(path) + b"\0" for path in skipped))
 """
-"""The capture program (``python3 -I -S -c CAPTURE_PROGRAM``, working directory the task root)."""
+"""The capture program (``python3 -I -S -c CAPTURE_PROGRAM``, working directory the task root);
+it writes the archive to standard output and the skipped entries (at most 1,000, each
+ended by a NUL byte) to standard error; it imports what it imported before (``os``,
+``stat``, ``sys``, ``tarfile``), so a task image needs nothing more of Python."""
 
 _IDENT: Final = "agent-interface evaluator <evaluator@agent-interface.invalid> 0 +0000"
 _MIB: Final = 1024 * 1024
@@ -149,25 +166,29 @@ def unpack_files(archive: bytes, scratch: Path, limits: WorkspaceLimits) -> Work
 
 
 async def read_workspace(environment: Any, *, python: str, task_root: str, limits: WorkspaceLimits,
-                         scratch: Path) -> WorkspaceFiles:
-    """Run the capture program in ``environment`` and return the task workspace's files."""
+                         scratch: Path, skipped: list[str] | None = None) -> WorkspaceFiles:
+    """Run the capture program in ``environment`` and return the task workspace's files;
+    the entries it skipped (links, devices, FIFOs, ``.git`` directories) are added to
+    ``skipped``."""
     try:
         process = await environment.process.spawn({
             "executable": python, "args": ["-I", "-S", "-c", CAPTURE_PROGRAM], "cwd": task_root,
             "env": {}, "timeoutMs": limits.timeout_ms})
         termination = await process.wait()
         archive = await process.output_bytes("stdout")
+        errors = await process.output_bytes("stderr")
         dropped = await process.output_dropped()
     except ContractError:
         raise WorkspaceGap("workspace_capture_failed", "the capture program could not run") from None
     wire = termination if isinstance(termination, Mapping) else termination.to_wire()
     if dropped.get("stdout") or len(archive) > limits.max_bytes:
         raise WorkspaceGap("workspace_too_large", "the task workspace is larger than the capture bound")
-    if wire.get("kind") == "exit" and wire.get("exitCode") == 3:
-        raise WorkspaceGap("workspace_entry_unsupported",
-                           "the task workspace holds a link, device or FIFO a workspace diff cannot carry")
     if wire.get("kind") != "exit" or wire.get("exitCode") != 0:
         raise WorkspaceGap("workspace_capture_failed", "the capture program did not finish cleanly")
+    if errors and not errors.endswith(b"\0"):
+        raise WorkspaceGap("workspace_capture_failed", "the capture program did not finish cleanly")
+    if skipped is not None:
+        skipped.extend(name.decode("utf-8", errors="replace") for name in errors.split(b"\0")[:-1])
     return unpack_files(archive, scratch, limits)
 
 

@@ -5,7 +5,8 @@ closed, in a new session, with an environment of ``PATH``, ``HOME`` and ``TMPDIR
 (``HOME`` and ``TMPDIR`` are the caller's scratch directory, so no user configuration or
 stored credential is read), under a deadline after which the whole process group is
 killed. Its output (standard output and error together) is drained as it comes and only
-the first ``max_output_bytes`` are kept. A missing tool, a non-zero exit or a timeout is
+the first ``max_output_bytes`` are kept (and, with ``tail_bytes``, the last ``tail_bytes``
+too, so a long build log's error is not lost). A missing tool, a non-zero exit or a timeout is
 an :class:`~.image_limits.ImageRefused` ``image_tool_failed`` whose message holds the
 tool's name, the exit status and the last printable line of its output (at most 300
 characters); credentials are only ever passed in a file named by the caller, never in
@@ -29,11 +30,14 @@ __all__ = ["run_tool"]
 _PATH: Final = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 
-def _drain(stream: IO[bytes], keep: int, sink: bytearray) -> None:
+def _drain(stream: IO[bytes], keep: int, sink: bytearray, tail: bytearray, tail_bytes: int) -> None:
     while chunk := stream.read(1 << 16):
         room = keep - len(sink)
         if room > 0:
             sink.extend(chunk[:room])
+        if tail_bytes:
+            tail.extend(chunk)
+            del tail[:-tail_bytes]
 
 
 def _excerpt(output: bytes) -> str:
@@ -42,7 +46,8 @@ def _excerpt(output: bytes) -> str:
     return "".join(c if c.isprintable() else "?" for c in last)[:300]
 
 
-def run_tool(argv: Sequence[str], *, scratch: str | os.PathLike[str], timeout_s: float, max_output_bytes: int) -> bytes:
+def run_tool(argv: Sequence[str], *, scratch: str | os.PathLike[str], timeout_s: float, max_output_bytes: int,
+             tail_bytes: int = 0) -> bytes:
     """The kept output of ``argv`` run to a zero exit (see the module docstring)."""
     tool = os.path.basename(argv[0])
     env = {"PATH": _PATH, "HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LC_ALL": "C"}
@@ -59,9 +64,10 @@ def run_tool(argv: Sequence[str], *, scratch: str | os.PathLike[str], timeout_s:
         )
     except OSError:
         raise ImageRefused("image_tool_failed", f"{tool} cannot be started (is it installed?)") from None
-    output = bytearray()
+    output, tail = bytearray(), bytearray()
     assert process.stdout is not None
-    reader = threading.Thread(target=_drain, args=(process.stdout, max_output_bytes, output), daemon=True)
+    reader = threading.Thread(target=_drain, args=(process.stdout, max_output_bytes, output, tail, tail_bytes),
+                              daemon=True)
     reader.start()
     try:
         status = process.wait(timeout=timeout_s)
@@ -76,5 +82,5 @@ def run_tool(argv: Sequence[str], *, scratch: str | os.PathLike[str], timeout_s:
     if status is None:
         raise ImageRefused("image_tool_failed", f"{tool} did not finish within {timeout_s:g} s")
     if status != 0:
-        raise ImageRefused("image_tool_failed", f"{tool} failed (exit {status}): {_excerpt(bytes(output))}")
+        raise ImageRefused("image_tool_failed", f"{tool} failed (exit {status}): {_excerpt(bytes(tail or output))}")
     return bytes(output)

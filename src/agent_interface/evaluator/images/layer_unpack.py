@@ -19,9 +19,18 @@ time with ``O_NOFOLLOW``, so nothing is ever written outside the root:
   name is ``.``/``..`` or whose parent is a link is refused;
 * device nodes and FIFOs are skipped (counted, never created); other entry types are
   refused;
-* set-uid and set-gid bits are cleared, and so are the group and others write bits (the
-  unpacked root is shared by every run of the image and written by none); the sticky bit
-  of directories is kept; extended attributes (file capabilities among them) are dropped;
+* modes: set-uid and set-gid bits are cleared; every other bit is kept as the layer says
+  (owner, group and others read, write and execute, and the sticky bit of directories), so
+  a standard image works unchanged (``/tmp`` and ``/var/tmp`` stay ``1777``, a
+  group-writable spool stays group-writable). Keeping group and others write is safe
+  because (a) no container ever writes the unpacked root: each environment writes an
+  overlay layer of its own (or a copy), so a write through those bits lands in that
+  environment only; (b) no other host user reaches an unpacked root: the cache keeps each
+  root under a directory only host root may enter (``0700``, see :mod:`.rootfs_cache`),
+  and an environment's root lies under a directory only host root and the containers'
+  group may enter; (c) with an :class:`IdMapping` every owner is an id of the
+  containers' user namespace, no user of the host, so the bits grant nothing outside
+  it. Extended attributes (file capabilities among them) are dropped;
 * ownership: with an :class:`IdMapping`, an entry owned by container ids ``u:g`` is
   chowned to host ``base + u : base + g`` (ids outside the mapping are refused); without
   one, files belong to the unpacking user;
@@ -56,6 +65,8 @@ _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK: Final = 1 << 20
 _MAX_HEADER_BYTES: Final = 1 << 20
+_KEPT_MODE_BITS: Final = 0o1777
+"""What an entry's mode keeps: permissions and the sticky bit; set-uid and set-gid go."""
 _WHITEOUT: Final = ".wh."
 _OPAQUE: Final = ".wh..wh..opq"
 _EXTENSION_TYPES: Final = frozenset(
@@ -275,7 +286,7 @@ class _Layer:
     def create(self, tar: tarfile.TarFile, member: tarfile.TarInfo, parent: int, leaf: str, path: str) -> None:
         owner = self.owner(member, member.name)
         if member.isdir():
-            self.state.dir_modes[path] = member.mode & 0o1755
+            self.state.dir_modes[path] = member.mode & _KEPT_MODE_BITS
         elif member.issym():
             if "\x00" in member.linkname or not member.linkname:
                 raise _refuse(member.name, "an empty symbolic link")
@@ -290,7 +301,7 @@ class _Layer:
             try:
                 if owner is not None:
                     os.fchown(fd, *owner)
-                os.fchmod(fd, member.mode & 0o755)
+                os.fchmod(fd, member.mode & _KEPT_MODE_BITS)
             finally:
                 os.close(fd)
             return

@@ -55,7 +55,7 @@ def _archive_path(archive: str | os.PathLike[str]) -> str:
 
 def _skopeo_copy(store: OciImageStore, options: list[str], source: str, name: str, tag: str | None,
                  origin: str, global_options: tuple[str, ...] = ()) -> StoredImage:
-    scratch_root = store.root / "import-tmp"
+    scratch_root = Path(os.path.abspath(store.root / "import-tmp"))  # skopeo runs elsewhere: never relative
     scratch_root.mkdir(mode=0o700, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="import-", dir=scratch_root))
     try:

@@ -5,7 +5,8 @@ an exclusive ``flock`` on ``<dir>/locks/<key>.lock`` (so two processes never unp
 same image at once: the second waits, then finds the first one's result), removes what
 a crashed unpack of that key left in ``<dir>/tmp``, applies every layer with
 :func:`~.layer_unpack.apply_layer` into ``<dir>/tmp/<key>.<random>/rootfs`` (``tmp`` is
-mode 0o700), and renames the finished directory into ``roots/`` in one step. A root is
+mode 0o700), and renames the finished directory (mode 0o700: only host root enters it,
+as the image's world-writable directories keep their modes) into ``roots/`` in one step. A root is
 therefore either absent or complete; a refused image leaves nothing behind. A hit costs
 one ``stat``: layers are content-addressed, so a published root never changes.
 """
@@ -27,6 +28,8 @@ from .tree_removal import remove_tree
 
 __all__ = ["RootfsCache"]
 
+_UNPACK_RULE: Final = "m2"
+"""The unpacker's mode rule (``m2``: permissions and sticky bits kept, set-id cleared)."""
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -53,9 +56,10 @@ class RootfsCache:
 
     @staticmethod
     def key(manifest_digest: str, mapping: IdMapping | None) -> str:
-        """The cache key: ``<manifest hex>-<mapping tag or "owner">``."""
+        """The cache key: ``<manifest hex>-<mapping tag or "owner">-<unpacker rule>`` (a root
+        unpacked under an older mode rule is never reused)."""
         hexdigest = check_digest(manifest_digest, "/manifest").removeprefix("sha256:")
-        return f"{hexdigest}-{mapping.tag if mapping else 'owner'}"
+        return f"{hexdigest}-{mapping.tag if mapping else 'owner'}-{_UNPACK_RULE}"
 
     def cached(self, manifest_digest: str, mapping: IdMapping | None) -> Path | None:
         """The published root for the key, or ``None`` (no unpacking)."""
@@ -89,8 +93,8 @@ class RootfsCache:
         return self.directory / "roots" / key / "rootfs"
 
     def _unpack(self, work: Path, manifest: OciManifest, config: OciImageConfig, mapping: IdMapping | None) -> None:
-        work.mkdir(mode=0o755)
-        os.chmod(work, 0o755)
+        work.mkdir(mode=0o700)  # only host root enters: the root keeps the image's 1777 directories
+        os.chmod(work, 0o700)
         rootfs = work / "rootfs"
         rootfs.mkdir(mode=0o700)
         root_fd = os.open(rootfs, _DIR_FLAGS)

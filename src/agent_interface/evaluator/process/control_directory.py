@@ -23,6 +23,8 @@ import json
 import marshal
 import os
 import signal
+import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -42,6 +44,7 @@ __all__ = [
     "read_json",
     "run_supervisor",
     "start_ticks",
+    "supervisor_boot",
     "write_private",
 ]
 
@@ -52,6 +55,7 @@ _BOOT: Final = "import marshal, sys; exec(marshal.loads(sys.stdin.buffer.read())
 """Runs the supervisor's code object read from stdin (compiled once, by this interpreter)."""
 
 _CHUNK: Final = 65536
+_FAST_WAIT_SECONDS: Final = 2.0
 _TERMINATION = wire_adapter(AgentExactProcessTermination)
 
 
@@ -59,6 +63,12 @@ _TERMINATION = wire_adapter(AgentExactProcessTermination)
 def _supervisor_code(script: str) -> bytes:
     source = Path(script).read_bytes()
     return marshal.dumps(compile(source, script, "exec", dont_inherit=True))
+
+
+def supervisor_boot(script: str) -> tuple[tuple[str, ...], bytes]:
+    """How a supervisor ``script`` is started: the command (this interpreter, isolated
+    mode, running the code object read from stdin; arguments follow) and that code."""
+    return (os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _BOOT), _supervisor_code(script)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -201,18 +211,28 @@ class ControlDirectoryProcess:
             }
         )
 
+    def _worth_settling(self, polls: int) -> bool:
+        """Whether a wait's ``polls``-th poll reads the records (a provider may skip the
+        hand-off while a cheap look says nothing changed)."""
+        return True
+
     async def wait(self) -> AgentExactProcessTermination:
-        """How the process ended, once it has."""
+        """How the process ended, once it has (polled: every ``_wait_delay_max`` at most
+        for its first seconds, then every 50 ms at most)."""
         delay = 0.001
+        slow_after = time.monotonic() + _FAST_WAIT_SECONDS
+        polls = 0
         while True:
-            record = await self._settled()
+            record = await self._settled() if self._worth_settling(polls) else None
+            polls += 1
             if record is not None:
                 termination: AgentExactProcessTermination = _TERMINATION.parse_value(
                     record["termination"]
                 )
                 return termination
             await asyncio.sleep(delay)
-            delay = min(delay * 2, self._wait_delay_max)
+            cap = self._wait_delay_max if time.monotonic() < slow_after else max(self._wait_delay_max, 0.05)
+            delay = min(delay * 2, cap)
 
     # -- output ------------------------------------------------------------------------
 

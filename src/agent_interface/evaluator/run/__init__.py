@@ -1,5 +1,5 @@
 """One candidate on one task: ``materialize`` (a verified bundle's files on disk, with
-``snapshot`` and ``write_atomic``), the evaluator's ``model_endpoint``, the ``grader``, the
+``snapshot`` and ``write_atomic``), the route to the model gateway (``model_access``), the ``grader``, the
 run's ``evidence`` and receipts, and ``candidate_run`` (:func:`run_candidate`), which runs
 container bundles through ``container_run`` on the image ``image_selection`` picks."""
 

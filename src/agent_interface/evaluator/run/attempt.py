@@ -3,11 +3,11 @@
 :mod:`.candidate_run` (one candidate on one task) and the experiment engine
 (:mod:`agent_interface.evaluator.experiment.cells`) both run a planned attempt the same
 way: the host executable the plan launches (:func:`host_executable`), the plan's
-container on this host (:func:`local_container`), the system prompt the model endpoint
+container on this host (:func:`local_container`), the system prompt the model gateway
 prepends (:func:`system_prompt`), the task and candidate snapshots and the profile
 files written into the environment (:func:`stage_workspaces`), the launch request
-(:func:`launch_request`) and the supervised run with its capture
-(:func:`execute_launch`). Artifact bytes are fetched and checked by :func:`artifact_bytes`.
+(:func:`launch_request`) and the supervised run with its capture and the settlement of
+its model gateway run (:func:`execute_launch`). Artifact bytes are fetched and checked by :func:`artifact_bytes`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from agent_interface.core.canonical import sha256_bytes
 from agent_interface.core.errors import ContractError, ContractIssue
 from agent_interface.core.model import WireModel
 from agent_interface.evaluator.run.evidence import RunCapture
-from agent_interface.evaluator.run.model_endpoint import ModelEndpoint
+from agent_interface.evaluator.run.model_access import ModelAccess
 from agent_interface.evaluator.run.snapshot import unpack_snapshot
 from agent_interface.evaluator.verify.resolver import (
     ArtifactRequest,
@@ -190,18 +190,20 @@ def _wire(value: Any) -> dict[str, Any] | None:
     return dict(value)
 
 
-async def execute_launch(environment: Any, launch: dict[str, Any], endpoint: ModelEndpoint, timeout_ms: int,
+async def execute_launch(environment: Any, launch: dict[str, Any], model: ModelAccess, timeout_ms: int,
                          progress: Callable[[CandidateRunProgress], None] | None,
                          cancel: asyncio.Event | None) -> RunCapture:
-    """Spawn ``launch``, wait for its end (killing it once ``cancel`` is set) and capture it."""
+    """Spawn ``launch``, wait for its end (killing it once ``cancel`` is set), settle its
+    model gateway run (later calls refused) and capture it. The run's gateway token is added
+    to the environment here, at launch only (never in the plan)."""
     started = int(time.time() * 1000)
-    process = await environment.process.spawn(launch)
+    process = await environment.process.spawn(model.launch(launch))
     waiter = asyncio.ensure_future(process.wait())
     try:
         while not waiter.done():
             done, _ = await asyncio.wait({waiter}, timeout=0.25)
             if progress is not None:
-                progress(CandidateRunProgress(int(time.time() * 1000) - started, len(endpoint.calls), timeout_ms))
+                progress(CandidateRunProgress(int(time.time() * 1000) - started, model.call_count(), timeout_ms))
             if cancel is not None and cancel.is_set() and not done:
                 await process.kill()
         termination = waiter.result()
@@ -210,7 +212,8 @@ async def execute_launch(environment: Any, launch: dict[str, Any], endpoint: Mod
         with contextlib.suppress(Exception):
             await asyncio.shield(process.kill())
         raise
-    ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in endpoint.calls)])
+    settled = await model.settle()
+    ended = max([int(time.time() * 1000), *(call.ended_at_ms for call in settled.calls)])
     container_id = getattr(process, "container_id", None)
     executor = {} if container_id is None else {"containerId": container_id, "oomKilled": await process.oom_killed()}
     if hasattr(process, "output_bytes"):
@@ -221,5 +224,6 @@ async def execute_launch(environment: Any, launch: dict[str, Any], endpoint: Mod
         stderr = "".join([chunk async for chunk in process.stderr()]).encode()
         dropped = {}
     return RunCapture(started_at_ms=started, ended_at_ms=ended, termination=_wire(termination), stdout=stdout,
-                      stderr=stderr, dropped=dropped, calls=list(endpoint.calls),
-                      unsettled_calls=endpoint.in_flight, events=list(endpoint.events), executor=executor)
+                      stderr=stderr, dropped=dropped, calls=settled.calls,
+                      unsettled_calls=settled.unsettled, events=settled.events, executor=executor,
+                      usage_within_limits=settled.usage_within_limits)

@@ -14,8 +14,10 @@ first refusal:
    final argv element, or the file ``/tangle/input/task.txt``, read-only, named by
    ``TANGLE_CANDIDATE_TASK_PATH``);
 4. **run** the plan's launch (argv only, the plan's ``env`` as the whole environment,
-   the task's ``timeoutMs``), with the evaluator's model endpoint
-   (:mod:`.model_endpoint`) as the only way to a model;
+   the task's ``timeoutMs``), with the evaluator's model gateway
+   (:class:`~agent_interface.evaluator.gateway.ModelGateway`, one per run, on the
+   ``upstream`` the caller chose) as the only way to a model, reached as
+   ``model-gateway.internal`` through a strict-egress proxy (:mod:`.model_access`);
 5. **capture** and **assemble** (:mod:`.run_evidence`): the run receipt, or an invalid
    capture when usage, trace, termination, executor capture or task outcome is incomplete.
 
@@ -29,9 +31,10 @@ that selects one runs in an OCI container instead (:mod:`.container_run`, by def
 the bundle or task names one). A workspace outcome or isolated memory is refused up front.
 Where a private mount namespace works, the process is rooted at its environment
 (:attr:`.LocalExactProcessProvider.private_root`): the plan's paths (``/tangle/task``,
-``/tangle/input/task.txt``, the model endpoint ``unix:/tangle/model/endpoint.sock``) are
-its own; elsewhere file delivery is refused (``instruction_delivery_unsupported``) and
-the endpoint is named by its host path.
+``/tangle/input/task.txt``) are its own; elsewhere file delivery is refused
+(``instruction_delivery_unsupported``). A host-provider run whose task allows model calls
+needs root and plain namespaces (the process joins a namespace holding the gateway's
+proxy); elsewhere it is refused (``model_gateway_unreachable``).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from agent_interface.candidate.execution_plan import (
 )
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
-from agent_interface.candidate.plan_builders import TANGLE_MODEL_ENDPOINT
+from agent_interface.candidate.plan_builders import model_network
 from agent_interface.candidate.receipts import (
     AgentCandidateMaterializationReceipt,
     AgentCandidateRunReceipt,
@@ -68,6 +71,7 @@ from agent_interface.candidate.tasks import (
 )
 from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.gateway import Upstream, upstream_from_spec
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.images.tree_removal import remove_tree
@@ -87,7 +91,13 @@ from agent_interface.evaluator.run.attempt import (
 from agent_interface.evaluator.run.container_run import ContainerRun, Executor, container_wanted
 from agent_interface.evaluator.run.evidence import assemble_run
 from agent_interface.evaluator.run.grader import parse_output_checks
-from agent_interface.evaluator.run.model_endpoint import EchoModel, ModelBackend, ModelEndpoint
+from agent_interface.evaluator.run.model_access import (
+    HOST_PROXY_PORT,
+    GatewayHost,
+    HostModelRoute,
+    ModelAccess,
+    gateway_isolation,
+)
 from agent_interface.evaluator.run.output_directory import (
     claim_output_directory,
     publish_output_directory,
@@ -113,7 +123,6 @@ __all__ = [
 
 _LIFETIME_GRACE_MS: Final = 120_000
 _INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
-_MODEL_DIRECTORY: Final = "/tangle/model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +185,8 @@ def _preflight(bundle: AgentCandidateBundle, task: AgentCandidateBenchmarkTask, 
     if task.outcome.kind != "output":
         raise _refuse("/outcome/kind", "outcome_unsupported",
                       "the local evaluator captures output outcomes (standard output) only", "task")
-    if bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None:
+    if (bundle.execution.launch.kind == "candidate-entrypoint" and bundle.execution.launch.interpreter is None
+            and not in_container):  # in a container it runs directly (container_run.check_image_launch)
         raise _refuse("/execution/launch/interpreter", "executable_unavailable",
                       "the local evaluator launches entrypoints through a host interpreter only")
 
@@ -189,7 +199,7 @@ async def run_candidate_async(
     out: str | os.PathLike[str],
     suite: AgentCandidateBenchmarkSuite | None = None,
     artifacts: str | os.PathLike[str] | None = None,
-    model: ModelBackend | None = None,
+    upstream: Upstream | None = None,
     experiment_digest: str | None = None,
     progress: Callable[[CandidateRunProgress], None] | None = None,
     cancel: asyncio.Event | None = None,
@@ -203,7 +213,8 @@ async def run_candidate_async(
 
     ``suite`` defaults to the one-task suite of ``task`` (one repetition, seed 0);
     ``experiment_digest`` to the digest of ``{kind: "agent-interface.local-run", suite}``;
-    ``model`` to :class:`.EchoModel`; ``cancel``, once set, ends the process as cancelled.
+    ``upstream`` (the model behind the run's gateway, chosen by the evaluator) to the
+    offline ``echo`` script (:func:`~agent_interface.evaluator.gateway.upstream_from_spec`); ``cancel``, once set, ends the process as cancelled.
     Refusals raise ``ContractError`` (``CandidateVerificationRefused`` for the bundle).
     ``executor``, ``images`` (an image store) and ``image`` (the evaluator's
     ``name@sha256:<index>``) choose a container run: see :mod:`.container_run`.
@@ -220,6 +231,8 @@ async def run_candidate_async(
     work = claim_output_directory(out, pointer="/out", may_exist_empty=False)
     scratch = Path(tempfile.mkdtemp(prefix="agent-interface-run-"))
     provider: LocalExactProcessProvider | ContainerRun | None = None
+    gateway = GatewayHost(upstream if upstream is not None else upstream_from_spec("echo", None))
+    route: HostModelRoute | None = None
     try:
         store = LocalArtifactStore(work / "artifacts")
         resolver = _LocalFiles(Path(artifacts) if artifacts is not None else None, store)
@@ -242,16 +255,23 @@ async def run_candidate_async(
         except ContractError as error:
             issue = error.issues[0]
             raise CandidateRunRefused("task", issue.path, issue.code, issue.message) from None
+        calls_allowed = task.limits.max_model_calls > 0
+        if calls_allowed:
+            await gateway.start()
         if in_container:
-            provider = await ContainerRun.open(parsed, task, images=images, image=image)
-            model_directory = provider.model_directory
+            provider = await ContainerRun.open(parsed, task, images=images, image=image,
+                                               gateway=gateway.address if calls_allowed else None)
+            proxy_port = provider.proxy_port
         else:
             executable = host_executable(parsed)
-            model_directory = scratch / "model"
-            model_directory.mkdir(mode=0o711)
+            if calls_allowed:
+                isolation = gateway_isolation(isolation, scratch / "netns")
+                route = HostModelRoute(gateway, scratch)
+                await route.open()
+            proxy_port = HOST_PROXY_PORT
             provider = LocalExactProcessProvider(
                 scratch / "provider", executables=[executable], isolation=isolation, private_root=True,
-                read_only_paths=[_INPUT_DIRECTORY], host_directories={_MODEL_DIRECTORY: model_directory})
+                read_only_paths=[_INPUT_DIRECTORY])
         exact = provider.exact_process
         if exact is None:
             raise _refuse("/", "exact_process_unavailable",
@@ -262,35 +282,28 @@ async def run_candidate_async(
             raise _refuse("/execution/instructionDelivery", "instruction_delivery_unsupported",
                           "this host gives no private mount namespace, so the fixed task file path "
                           "cannot be the process's own path")
-        endpoint = ModelEndpoint(socket_path=str(model_directory / "endpoint.sock"),
-                                 exposed_path=f"{_MODEL_DIRECTORY}/endpoint.sock" if provider.private_root else None,
-                                 backend=model or EchoModel(),
-                                 requested=task.model.requested,
-                                 prompt=system_prompt(parsed),
-                                 max_model_calls=task.limits.max_model_calls,
-                                 max_input_tokens=task.limits.max_input_tokens,
-                                 max_output_tokens=task.limits.max_output_tokens,
-                                 max_total_tokens=task.limits.max_total_tokens)
         execution_id = "local-" + uuid.uuid4().hex
-        grant = canonical_digest({"kind": "agent-interface.local-model-grant.v1", "executionId": execution_id,
+        model = await ModelAccess.open(gateway, run_id=execution_id, task=task, system_prompt=system_prompt(parsed),
+                                       proxy_port=proxy_port)
+        grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1", "executionId": execution_id,
                                   "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
-                                  "endpoint": endpoint.address})
+                                  "network": model_network(task.limits.max_model_calls)})
         placement = CandidateRunPlacement(
             experiment_digest=experiment_digest or canonical_digest(
                 {"kind": "agent-interface.local-run", "suite": suite.digest}),
             execution_id=execution_id, grant_digest=grant,
             container=provider.plan_container if isinstance(provider, ContainerRun) else local_container(provider.image),
-            evaluator_env={TANGLE_MODEL_ENDPOINT: endpoint.address},
+            evaluator_env=model.env,
             task_index=list(suite.task_digests).index(task.digest) if task.digest in suite.task_digests else 0,
         )
         context, plan = build_materialization_context(parsed, suite, task, placement)
         receipt = materialization_receipt(verification, context)
         write_json_atomic(work / "materialization-receipt.json", receipt.to_wire())
-        await endpoint.start()
         environment = None
         try:
             environment = await exact.create({
-                "image": provider.image, "egress": {"mode": "blocked"},
+                "image": provider.image,
+                "egress": model.egress if isinstance(provider, ContainerRun) else {"mode": "blocked"},
                 "maxLifetimeMs": task.limits.timeout_ms + _LIFETIME_GRACE_MS,
                 "resources": dict(resources or {"cpu": 1, "memoryMb": 1024, "diskMb": 256}),
                 "metadata": {"executionId": execution_id}, "idempotencyKey": execution_id,
@@ -299,13 +312,12 @@ async def run_candidate_async(
             await stage_workspaces(environment, plan, task, resolver, scratch, activation)
             if plan.material.instruction_delivery.kind == "utf8-file" and not in_container:  # else a bind
                 await environment.write_file(TANGLE_CANDIDATE_TASK_FILE, task.instruction.encode(), mode=0o444)
-            capture = await execute_launch(environment, launch_request(plan, task.instruction), endpoint,
-                                     task.limits.timeout_ms, progress, cancel)
+            capture = await execute_launch(environment, launch_request(plan, task.instruction), model,
+                                           task.limits.timeout_ms, progress, cancel)
             capture.provider, capture.environment_id = provider.name, environment.id
             if isinstance(provider, ContainerRun):
                 capture.executor.update(provider.executor_record())
         finally:
-            await endpoint.close()
             if environment is not None:
                 await asyncio.shield(environment.destroy())
         outcome = assemble_run(capture, plan=plan, receipt=receipt, task=task, checks=checks, store=store)
@@ -320,6 +332,9 @@ async def run_candidate_async(
     finally:
         if provider is not None:
             provider.close()
+        if route is not None:
+            await route.close()
+        await gateway.close()
         remove_tree(scratch, ignore_errors=True)
     return CandidateRunResult(
         out=target, plan=plan, materialization_receipt=receipt,

@@ -13,20 +13,28 @@
 the image (:func:`.image_selection.select_image`, from the store the caller names), a
 private host directory (removed at :meth:`ContainerRun.close`) holding
 
-* ``model/``, the evaluator's model endpoint socket directory, bound read-only at
-  ``/tangle/model`` (a socket stays connectable on a read-only mount): the endpoint is
-  ``unix:/tangle/model/endpoint.sock``, and with the container's empty network namespace
-  and its own root file system it is the only way out;
 * ``input/task.txt`` for file delivery, bound read-only at ``/tangle/input``: the program
   can read the instruction at ``TANGLE_CANDIDATE_TASK_PATH`` but neither write, replace
   nor chmod it (the mount is read-only, and the program is not the file's owner);
 * ``provider/``, the root of an :class:`~agent_interface.evaluator.container.oci_provider.OciExactProcessProvider`
   opened over that image with those binds.
 
+The directory is a private tmpfs (:func:`~agent_interface.evaluator.container.environment_root.mount_scratch_tmpfs`,
+room for eight times ``max_output_bytes`` besides 64 MiB): nothing in it outlives the run
+(it is removed at :meth:`ContainerRun.close`, and nothing recovers a run's provider after a
+crash), so the provider's SQLite store, control files and captures need no ``fsync`` to a
+disk, which cost about 0.1 s per run on a loaded disk.
+
 Every directory and file there is owned by host root with the containers' root group
 (:data:`.image_selection.CONTAINER_ID_BASE`) and no access for others (0o710 directories,
 0o440 task file, 0o550 input directory): the containers' user can reach them, no other
-user of the host can list, read the instruction or call the endpoint.
+user of the host can list or read the instruction.
+
+The model gateway is reached over the network, not through a file: with ``gateway`` (the
+gateway's loopback address) the provider's strict-egress proxies route the gateway's
+domain to it (:func:`.model_access.gateway_egress_settings`), and an environment created
+with egress ``strict`` to that domain alone reaches the gateway and nothing else
+(:mod:`.model_access`).
 
 The provider probes this host at open; when it cannot declare ``exactProcess`` the run is
 refused (``container_unavailable``, naming what the host could not enforce). Workspace
@@ -47,11 +55,17 @@ from agent_interface.candidate.bundle import AgentCandidateBundle
 from agent_interface.candidate.execution_plan import TANGLE_CANDIDATE_TASK_FILE
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.container.environment_root import unmount_environment_root
+from agent_interface.evaluator.container.environment_root import (
+    mount_scratch_tmpfs,
+    unmount_environment_root,
+    unmount_scratch_tmpfs,
+)
 from agent_interface.evaluator.container.oci_provider import (
+    DEFAULT_MAX_OUTPUT_BYTES,
     OciExactProcesses,
     OciExactProcessProvider,
 )
+from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.images.oci_store import OciImageStore
 from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.run.image_selection import (
@@ -59,13 +73,16 @@ from agent_interface.evaluator.run.image_selection import (
     SelectedImage,
     select_image,
 )
+from agent_interface.evaluator.run.model_access import gateway_egress_settings
 
-__all__ = ["ContainerRun", "Executor", "container_wanted"]
+__all__ = ["ContainerRun", "Executor", "check_image_launch", "container_wanted"]
 
 Executor = Literal["auto", "container", "host"]
 """Where ``candidate run`` runs the program (see the module docstring)."""
 
-MODEL_DIRECTORY: Final = "/tangle/model"
+_MIB: Final = 1 << 20
+_SCRATCH_MB: Final = 64
+"""The scratch tmpfs's room besides the output captures (SQLite, control files, the init)."""
 INPUT_DIRECTORY: Final = TANGLE_CANDIDATE_TASK_FILE.rsplit("/", 1)[0]
 
 
@@ -82,6 +99,43 @@ def container_wanted(bundle: AgentCandidateBundle, task: AgentCandidateBenchmark
         return executor == "container"
     return (bundle.execution.environment.kind == "pinned-container" or task.evaluator_task_container is not None
             or image is not None)
+
+
+def check_image_launch(bundle: AgentCandidateBundle, selected: SelectedImage) -> None:
+    """Refuse, before anything runs, a launch the selected image cannot start.
+
+    An interpreter (or a container command) named by a bare name must be an executable
+    file along the launch's ``PATH`` inside the image, links resolved in the image's own
+    root (:func:`~agent_interface.evaluator.images.image_paths.find_executable`):
+    otherwise ``interpreter_unavailable`` naming the image and the ``PATH``. An
+    entrypoint without an interpreter runs directly, so its workspace file must have an
+    execute bit (``entrypoint_not_executable``); a shebang line in it is the image's
+    business. An absolute executable runs as written.
+    """
+    launch = bundle.execution.launch.to_wire()
+    execution = bundle.execution.to_wire()
+    if launch["kind"] == "candidate-entrypoint" and launch.get("interpreter") is None:
+        files = ((execution.get("workspace") or {}).get("material") or {}).get("files") or []
+        mode = next((file["mode"] for file in files if file["path"] == launch["entrypoint"]), 0)
+        if not mode & 0o111:
+            raise _refuse("/execution/launch/entrypoint", "entrypoint_not_executable",
+                          "an entrypoint without an interpreter runs directly, so its workspace file "
+                          "must be executable (mode with an execute bit)")
+        return
+    name = launch.get("interpreter") or launch.get("executable") or ""
+    if name.startswith("/"):
+        return
+    pointer = "/execution/launch/" + ("interpreter" if launch["kind"] == "candidate-entrypoint" else "executable")
+    value = (execution.get("env") or {}).get("PATH")
+    image = selected.root.reference
+    if value is None or value.get("kind") != "public":
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"{name} is a bare name, but the launch gives no public PATH to find it along in image {image}")
+    search = str(value["value"])
+    if find_executable(selected.root.rootfs, name, search) is None:
+        shown = search if len(search) <= 512 else search[:509] + "..."
+        raise _refuse(pointer, "interpreter_unavailable",
+                      f"no executable {name} along PATH {shown} in image {image}")
 
 
 def _store(images: OciImageStore | str | os.PathLike[str] | None, bundle: AgentCandidateBundle) -> OciImageStore:
@@ -111,8 +165,6 @@ class ContainerRun:
         self.selected: Final = selected
         self.provider: Final = provider
         self.name: Final = provider.name
-        self.model_directory: Final = directory / "model"
-        """The host directory of the model endpoint's socket (bound at ``/tangle/model``)."""
 
     @classmethod
     async def open(
@@ -125,37 +177,59 @@ class ContainerRun:
         runc: str | None = None,
         selected: SelectedImage | None = None,
         max_output_bytes: int | None = None,
+        gateway: tuple[str, int] | None = None,
+        check_launch: bool = True,
     ) -> ContainerRun:
         """Select the image, prepare the binds, open the provider; refused before anything runs.
 
         ``selected`` runs that image instead of selecting one (``images`` and ``image`` are
         then unused); ``max_output_bytes`` bounds each captured stream (the provider's
-        default otherwise)."""
+        default otherwise); ``gateway`` is the model gateway's loopback address, routed to
+        by the strict-egress proxies (a task that allows model calls needs it);
+        ``check_launch`` refuses a launch the image cannot start (:func:`check_image_launch`;
+        off for a grader's container)."""
         if selected is None:
             store = _store(images, bundle)
             selected = await asyncio.to_thread(select_image, bundle, task, store, image=image)
+        if check_launch:
+            await asyncio.to_thread(check_image_launch, bundle, selected)
         directory = Path(tempfile.mkdtemp(prefix="agent-interface-container-"))
         try:
+            output = max_output_bytes if max_output_bytes is not None else DEFAULT_MAX_OUTPUT_BYTES
+            await asyncio.to_thread(mount_scratch_tmpfs, directory, size_mb=_SCRATCH_MB + 8 * -(-output // _MIB))
             _group_only(directory, 0o710)
-            (directory / "model").mkdir()
-            _group_only(directory / "model", 0o710)
-            binds: dict[str, str | os.PathLike[str]] = {MODEL_DIRECTORY: directory / "model"}
+            binds: dict[str, str | os.PathLike[str]] = {}
             if bundle.execution.instruction_delivery.kind == "utf8-file":
                 binds[INPUT_DIRECTORY] = _task_file(directory / "input", task.instruction.encode())
+            options: dict[str, Any] = {} if max_output_bytes is None else {"max_output_bytes": max_output_bytes}
+            if gateway is not None:
+                options["egress_settings"] = gateway_egress_settings(gateway)
             provider = await OciExactProcessProvider.open(
                 directory / "provider", images=selected, runc=runc, id_base=CONTAINER_ID_BASE,
-                read_only_binds=binds,
-                **({} if max_output_bytes is None else {"max_output_bytes": max_output_bytes}))
+                read_only_binds=binds, **options)
             run = cls(directory, selected, provider)
             if provider.exact_process is None:
                 run.close()
                 raise _refuse("/", "container_unavailable",
                               "this host cannot run the container with every exact-process property enforced: "
                               + "; ".join(provider.reasons))
+            if gateway is not None and "strict" not in provider.exact_process.egress_modes:
+                run.close()
+                raise _refuse("/limits/maxModelCalls", "model_gateway_unreachable",
+                              "the task allows model calls, but this host cannot enforce strict egress, the only "
+                              "way a container reaches the model gateway: "
+                              + "; ".join(provider.strict_egress_reasons))
             return run
         except BaseException:
             _remove(directory)
             raise
+
+    @property
+    def proxy_port(self) -> int:
+        """Where a strict environment's proxy listens inside its network namespace."""
+        exact = self.provider.exact_process
+        assert exact is not None
+        return int(exact.egress_port)
 
     @property
     def exact_process(self) -> OciExactProcesses | None:
@@ -213,11 +287,14 @@ def _group_only(path: Path, mode: int) -> None:
 
 
 def _remove(directory: Path) -> None:
-    """Remove ``directory``, first unmounting any environment root a failed destroy left."""
+    """Remove ``directory``, first unmounting any environment root a failed destroy left,
+    then its scratch tmpfs."""
     environments = directory / "provider" / "environments"
     with contextlib.suppress(OSError):
         for environment in environments.iterdir():
             unmount_environment_root(environment / "root")
     with contextlib.suppress(OSError):
         os.chmod(directory / "input", 0o700)
+    with contextlib.suppress(OSError):
+        unmount_scratch_tmpfs(directory)
     remove_tree(directory, ignore_errors=True)

@@ -1,8 +1,8 @@
 """Turn what a local run captured into receipt evidence, or into an invalid capture.
 
 :func:`assemble_run` takes the captured facts of one finished process (:class:`RunCapture`:
-termination, output bytes and what was dropped, the endpoint's settled calls, the trace
-events) and either mints the sealed
+termination, output bytes and what was dropped, the calls its model gateway run settled,
+the trace events) and either mints the sealed
 :class:`~agent_interface.candidate.receipts.AgentCandidateRunReceipt` or, when any
 evidence a receipt needs is incomplete, the
 :class:`~agent_interface.candidate.invalid_capture.CandidateInvalidCapture` naming it.
@@ -11,9 +11,10 @@ Evidence bytes (trace, executor capture, output, grading evidence) go into the
 
 Incomplete evidence, each with its code:
 
-* ``usage``: a model call still in flight when the run ended (``model_call_unsettled``);
-  no call at all through the endpoint (``no_model_calls``: a zero-usage settlement is
-  exactly what the specification forbids minting);
+* ``usage``: a model call still in flight when the run ended, or one whose usage the
+  upstream did not report (``model_call_unsettled``). Every call passes the evaluator's
+  gateway (the program has no other way out), so a run whose gateway saw no call and
+  settled is a valid zero: its settlement is closed with zero calls;
 * ``termination``: the provider reported no terminal reason (``termination_unknown``);
 * ``executorCapture``: output past the capture bound was dropped (``output_truncated``);
 * ``taskOutcome``: an empty output (``task_output_empty``) or one above the task's
@@ -46,8 +47,8 @@ from agent_interface.candidate.receipts import (
     AgentCandidateRunReceipt,
 )
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
+from agent_interface.evaluator.gateway import ModelCallRecord
 from agent_interface.evaluator.run.grader import OutputChecksGrade, grade_output
-from agent_interface.evaluator.run.model_endpoint import ModelCallRecord
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 __all__ = ["GradedOutcome", "RunCapture", "assemble_run", "capture_gaps"]
@@ -70,6 +71,8 @@ class RunCapture:
     environment_id: str = ""
     executor: dict[str, Any] = field(default_factory=dict)
     """More executor facts for the capture (a container run's ``containerId``, ``image``, ``oomKilled``)."""
+    usage_within_limits: bool | None = None
+    """The gateway's own ``usageWithinLimits`` (``None``: no gateway run, computed here)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +93,9 @@ def _now_ms() -> int:
 def capture_gaps(capture: RunCapture, task: AgentCandidateBenchmarkTask) -> list[dict[str, str]]:
     """What the capture leaves incomplete (see the module docstring); empty when complete."""
     gaps = []
-    if capture.unsettled_calls:
+    if capture.unsettled_calls or any(not call.settled for call in capture.calls):
         gaps.append({"evidence": "usage", "code": "model_call_unsettled",
-                     "message": "a model call was still in flight when the run ended"})
-    if not capture.calls:
-        gaps.append({"evidence": "usage", "code": "no_model_calls",
-                     "message": "no call went through the evaluator's model endpoint; usage cannot be told "
-                                "from a bypass, and a zero-usage receipt is not minted"})
+                     "message": "a model call was in flight when the run ended, or its usage was not reported"})
     if capture.termination is None:
         gaps.append({"evidence": "termination", "code": "termination_unknown",
                      "message": "the provider reported no terminal reason"})
@@ -135,7 +134,7 @@ def _settlement(capture: RunCapture, plan: AgentCandidateExecutionPlanEvidence) 
             "inputTokens": call.input_tokens, "accountedInputTokens": call.accounted_input_tokens,
             "outputTokens": call.output_tokens, "cachedInputTokens": call.cached_input_tokens,
             "reasoningTokens": call.reasoning_tokens, "costUsdNanos": call.cost_usd_nanos,
-            "costProvenance": "observed",
+            "costProvenance": call.cost_provenance,
         }
         for call in capture.calls
     ]
@@ -146,9 +145,9 @@ def _settlement(capture: RunCapture, plan: AgentCandidateExecutionPlanEvidence) 
         "reasoningTokens": sum(c["reasoningTokens"] for c in calls),
         "modelCalls": len(calls),
         "costUsdNanos": sum(c["costUsdNanos"] for c in calls),
-        "costProvenance": "observed",
+        "costProvenance": "observed" if all(c["costProvenance"] == "observed" for c in calls) else "estimated",
     }
-    within = (
+    within = capture.usage_within_limits is not False and (
         usage["modelCalls"] <= limits.max_model_calls
         and usage["inputTokens"] <= limits.max_input_tokens
         and usage["outputTokens"] <= limits.max_output_tokens

@@ -1,0 +1,190 @@
+"""One long-lived supervisor server per OS process: a spawn forks, it does not start Python.
+
+Starting a fresh interpreter for every container process cost more than ``runc`` itself
+on a loaded machine (40–110 ms of a 150 ms spawn). :class:`SupervisorServer` starts
+:mod:`._oci_supervisor` once, as ``--serve FD`` (isolated mode, empty environment, its own
+session, no descriptor of ours but one end of a ``SOCK_SEQPACKET`` socket pair), and
+:meth:`SupervisorServer.launch` sends it a control directory with the write end of a
+fresh pipe: the server forks a launcher, which forks the process's supervisor and writes
+the one-line handshake into that pipe, exactly as a launcher started on its own would.
+
+What stays as it was: each process has its own supervisor on the host (its own session,
+a subreaper, outside every container), its evidence in its control directory, and a
+supervisor outlives the provider's OS process, so a ``kill -9`` of the evaluator is
+recovered as before. The server itself holds nothing of any process: it ends at the end
+of file of its socket, i.e. when this process closes its end or dies (the end is never
+inherited by another program: close-on-exec). One server serves every provider object
+of this OS process (a forked child starts its own).
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+from agent_interface.evaluator.process.control_directory import supervisor_boot
+
+__all__ = ["SupervisorServer", "shared_supervisor_server"]
+
+_MAX_LINE: Final = 4096
+
+
+class SupervisorServer:
+    """The client of one supervisor server (started on first use, again if it ended)."""
+
+    def __init__(self, script: str) -> None:
+        self._script = script
+        self._guard = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pid = os.getpid()
+
+    def _start(self) -> socket.socket:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            command, code = supervisor_boot(self._script)
+            process = subprocess.Popen(
+                [*command, "--serve", str(theirs.fileno())],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
+            )
+            assert process.stdin is not None
+            process.stdin.write(code)
+            process.stdin.close()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._socket, self._process = ours, process
+        return ours
+
+    def _connected(self) -> socket.socket:
+        with self._guard:
+            if self._pid != os.getpid():  # a forked child: the parent's server stays the parent's
+                self._socket, self._process, self._pid = None, None, os.getpid()
+            if self._socket is None or (self._process is not None and self._process.poll() is not None):
+                self.close_locked()
+                return self._start()
+            return self._socket
+
+    def _send(self, control: Path, write_end: int) -> None:
+        message = os.fsencode(control)
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [write_end]).tobytes())]
+        for attempt in (0, 1):
+            connection = self._connected()
+            try:
+                connection.sendmsg([message], rights)
+                return
+            except OSError:
+                if attempt:
+                    raise
+                with self._guard:
+                    self.close_locked()
+
+    async def launch(self, control: Path, *, handshake_seconds: float,
+                     cleanup: Callable[[], Awaitable[None]]) -> str | None:
+        """Start the supervisor of ``control`` and read its handshake: ``None`` for ``ok``,
+        else the word after ``error`` (``"supervisor"`` when there is none).
+
+        If no handshake comes in ``handshake_seconds``, or this call is cancelled once the
+        request went out, the launcher is awaited (its pipe's end of file, bounded) and
+        ``cleanup()`` runs, shielded, before the refusal or the cancellation goes on."""
+        read_end, write_end = os.pipe2(os.O_CLOEXEC)
+        sent = False
+        try:
+            try:
+                await asyncio.to_thread(self._send, control, write_end)
+                sent = True
+            finally:
+                os.close(write_end)
+            line = await _read_line(read_end, handshake_seconds, stop_at_newline=True)
+            if not line.endswith(b"\n"):
+                raise TimeoutError
+        except BaseException as error:
+            if sent:
+                await asyncio.shield(_after(read_end, handshake_seconds, cleanup))
+            else:
+                os.close(read_end)
+            if isinstance(error, TimeoutError):
+                return "supervisor"
+            raise
+        os.close(read_end)
+        words = line.decode("ascii", "replace").split()
+        if words == ["ok"]:
+            return None
+        return words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
+
+    def close_locked(self) -> None:
+        """End the server (its socket closed: it exits); the caller holds the guard."""
+        if self._socket is not None:
+            self._socket.close()
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+        self._socket, self._process = None, None
+
+    def close(self) -> None:
+        """End the server; a later launch starts another."""
+        with self._guard:
+            self.close_locked()
+
+
+async def _after(fd: int, seconds: float, cleanup: Callable[[], Awaitable[None]]) -> None:
+    """Wait for the launcher's end (its pipe's end of file, bounded), then ``cleanup()``."""
+    try:
+        await _read_line(fd, seconds, stop_at_newline=False)
+    finally:
+        os.close(fd)
+    await cleanup()
+
+
+async def _read_line(fd: int, seconds: float, *, stop_at_newline: bool) -> bytes:
+    """What is written to the pipe ``fd`` up to a newline (or only end of file), within
+    ``seconds``; bounded to a few KiB."""
+    loop = asyncio.get_running_loop()
+    data = bytearray()
+    done: asyncio.Future[None] = loop.create_future()
+    os.set_blocking(fd, False)
+
+    def readable() -> None:
+        try:
+            chunk = os.read(fd, _MAX_LINE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if len(data) < _MAX_LINE:
+            data.extend(chunk)
+        ended = not chunk or (stop_at_newline and b"\n" in data) or len(data) >= _MAX_LINE
+        if ended and not done.done():
+            done.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done, seconds)
+    finally:
+        loop.remove_reader(fd)
+    return bytes(data)
+
+
+_SHARED: dict[str, SupervisorServer] = {}
+_SHARED_GUARD = threading.Lock()
+
+
+def shared_supervisor_server(script: str) -> SupervisorServer:
+    """This OS process's server for ``script`` (made on first use)."""
+    with _SHARED_GUARD:
+        server = _SHARED.get(script)
+        if server is None:
+            server = _SHARED[script] = SupervisorServer(script)
+        return server

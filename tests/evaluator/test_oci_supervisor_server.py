@@ -1,0 +1,120 @@
+"""The supervisor server: one interpreter per OS process forks every container's supervisor.
+
+A spawn goes through the shared server (no interpreter started per spawn); a process's
+supervisor does not depend on the server (a server killed with ``SIGKILL`` leaves running
+processes running and settling as before, and the next spawn starts a new server); the
+server ends when its socket's other end closes; the per-spawn interpreter stays
+available (``AGENT_INTERFACE_SUPERVISOR_SERVER=0``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_interface.evaluator.container.container_process import SUPERVISOR_SCRIPT
+from agent_interface.evaluator.container.oci_provider import OciExactProcessProvider
+from agent_interface.evaluator.container.supervisor_server import shared_supervisor_server
+from agent_interface.evaluator.images.image_root import ImageRoot
+from tests.evaluator.oci_runtime_fixtures import (
+    DictImageSource,
+    build_image,
+    cleanup_root,
+    create_input,
+    launch,
+    requires_runc,
+    run,
+    scratch_directory,
+)
+
+pytestmark = requires_runc
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[Path, ImageRoot]]:
+    scratch = scratch_directory()
+    try:
+        yield scratch, build_image(scratch / "image")
+    finally:
+        cleanup_root(scratch)
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def _server_pid() -> int:
+    process = shared_supervisor_server(SUPERVISOR_SCRIPT)._process
+    assert process is not None
+    return process.pid
+
+
+def test_spawns_share_one_server_and_a_killed_server_is_replaced(world: tuple[Path, ImageRoot]) -> None:
+    scratch, image = world
+    provider = run(OciExactProcessProvider.open(scratch / "shared", images=DictImageSource(image)))
+
+    async def scenario() -> tuple[int, int, object, object]:
+        assert provider.exact_process is not None
+        environment = await provider.exact_process.create(create_input(image, "shared"))
+        first = await environment.process.spawn(launch("/bin/true"))
+        await first.wait()
+        server = _server_pid()
+        sleeper = await environment.process.spawn(launch("/bin/sleep", "1"))
+        assert _server_pid() == server
+        supervisor = json.loads((scratch / "shared" / "environments" / environment.id / "processes"
+                                 / str(sleeper.pid) / "supervisor.json").read_text())["pid"]
+        assert _parent(supervisor) != server  # its launcher forked it and exited
+        os.kill(server, signal.SIGKILL)  # the server dies; the running process does not notice
+        slept = await sleeper.wait()
+        after = await environment.process.spawn(launch("/bin/helper", "out"))
+        ended = await after.wait()
+        replaced = _server_pid()
+        await environment.destroy()
+        return server, replaced, slept.to_wire(), ended.to_wire()
+
+    server, replaced, slept, ended = run(scenario())
+    assert slept == {"kind": "exit", "exitCode": 0}
+    assert ended == {"kind": "exit", "exitCode": 7}
+    assert replaced != server
+
+
+def test_the_server_ends_when_its_socket_closes(world: tuple[Path, ImageRoot]) -> None:
+    scratch, image = world
+    provider = run(OciExactProcessProvider.open(scratch / "close", images=DictImageSource(image)))
+
+    async def scenario() -> None:
+        assert provider.exact_process is not None
+        environment = await provider.exact_process.create(create_input(image, "close"))
+        process = await environment.process.spawn(launch("/bin/true"))
+        await process.wait()
+        await environment.destroy()
+
+    run(scenario())
+    server = shared_supervisor_server(SUPERVISOR_SCRIPT)
+    process = server._process
+    assert process is not None
+    server.close()
+    assert process.returncode is not None  # it exited (and was reaped) at its socket's end
+
+
+def test_the_per_spawn_interpreter_still_works(world: tuple[Path, ImageRoot], monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch, image = world
+    monkeypatch.setenv("AGENT_INTERFACE_SUPERVISOR_SERVER", "0")
+    shared_supervisor_server(SUPERVISOR_SCRIPT).close()
+    provider = run(OciExactProcessProvider.open(scratch / "fresh", images=DictImageSource(image)))
+
+    async def scenario() -> object:
+        assert provider.exact_process is not None
+        environment = await provider.exact_process.create(create_input(image, "fresh"))
+        process = await environment.process.spawn(launch("/bin/helper", "out"))
+        ended = await process.wait()
+        await environment.destroy()
+        return ended.to_wire()
+
+    assert run(scenario()) == {"kind": "exit", "exitCode": 7}
+    assert shared_supervisor_server(SUPERVISOR_SCRIPT)._process is None  # no server was started
