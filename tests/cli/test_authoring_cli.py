@@ -67,7 +67,7 @@ def test_a_task_from_a_commit_is_graded_by_its_own_tests_and_solutions_change_on
     assert task["grader"]["name"] == "agent-interface/workspace-command"
     grader = _grader(tmp_path, task)
     assert grader["commands"] == [
-        {"name": "tests", "executable": "/usr/bin/python3", "args": ["-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        {"name": "tests", "executable": "/usr/bin/python3", "args": ["-I", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
          "timeoutMs": 120_000},
         {"name": "lint", "executable": "/usr/bin/python3", "args": ["-m", "py_compile", "calc.py"],
          "timeoutMs": 120_000}]

@@ -38,7 +38,7 @@ def test_the_leaf_commands_are_the_documented_ones() -> None:
         "validate", "digest", "schema list", "schema export", "check", "measure",
         "profile digest", "kb compose", "candidate verify", "candidate receipt",
         "candidate materialize", "candidate run", "candidate new", "task new", "experiment new",
-        "experiment report", "experiment run", "suite new", "image build", "image list",
+        "experiment plan", "experiment report", "experiment run", "suite new", "image build", "image list",
     }
 
 

@@ -185,6 +185,9 @@ def test_the_cli_writes_bundle_task_suite_and_experiment(calc: Path, tmp_path: P
     printed = capsys.readouterr().out
     summary = json.loads(printed[printed.index("{\n  \"document\""):])
     assert summary["verdict"] == "written" and summary["document"] == str(out / "e.json")
+    # the power preflight: one task can never decide at the policy's level
+    assert summary["plan"]["minimumTasks"] == 6 and summary["plan"]["minimumDetectableDelta"] is None
+    assert any("never decide" in warning for warning in summary["plan"]["warnings"])
     assert main(["candidate", "verify", str(out / "c.json"), "--repository", "calc"]) == 0
     assert main(["validate", "--schema", "AgentCandidateExperiment", str(out / "e.json")]) == 0
     task = json.loads((out / "t.json").read_text())

@@ -26,18 +26,18 @@ HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 
 
 def run_directory(root: Path, *, complete: bool = True, hostile: bool = False) -> Path:
-    """A run directory of 3 tasks x 2 repetitions; without ``complete`` one cell is an
+    """A run directory of 6 tasks x 2 repetitions (6 tasks: the decision's floor at 0.95); without ``complete`` one cell is an
     invalid capture and one is missing."""
-    ids = [f"task-{i}{HOSTILE if hostile else ''}" for i in range(3)]
-    exp = experiment(3, 2, task_ids=ids, benchmark=HOSTILE if hostile else None,
+    ids = [f"task-{i}{HOSTILE if hostile else ''}" for i in range(6)]
+    exp = experiment(6, 2, task_ids=ids, benchmark=HOSTILE if hostile else None,
                      criticalDimensions=["tests"])
     directory = root / "run"
     (directory / "cells").mkdir(parents=True)
     (directory / "experiment.json").write_text(json.dumps(exp.to_wire()))
     records: list[Any] = []
-    for index in range(6):
+    for index in range(12):
         task, rep = divmod(index, 2)
-        b = 0.2 + 0.1 * index / 6
+        b = 0.2 + 0.1 * index / 12
         records.append(cell(exp, "baseline", task, rep, b, dimensions={"tests": b}))
         records.append(cell(exp, "candidate", task, rep, b + 0.3, dimensions={"tests": b + 0.1}))
     if not complete:

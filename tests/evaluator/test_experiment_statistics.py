@@ -1,9 +1,7 @@
 """The pure statistics of the measured comparison: determinism, exact sign symmetry, the
-interval's order statistics and the power figure."""
+interval's order statistics."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -11,8 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_interface.evaluator.experiment.statistics import (
-    ASSUMED_SCORE_SD,
-    minimum_detectable_delta,
     paired_bootstrap_means,
     percentile_interval,
     sequential_mean,
@@ -100,20 +96,6 @@ def test_sequential_mean_adds_left_to_right() -> None:
     for value in values:
         total += value
     assert sequential_mean(values) == total / len(values)
-
-
-def test_minimum_detectable_delta_uses_the_resampled_spread() -> None:
-    resampled = np.array([0.0, 0.1, 0.2, 0.3])
-    mde, assumed = minimum_detectable_delta(resampled, 10, 0.95)
-    assert not assumed
-    assert mde == pytest.approx((1.959963984540054 + 0.8416212335729143) * float(np.std(resampled, ddof=1)))
-
-
-def test_minimum_detectable_delta_assumes_a_unit_score_spread_without_one() -> None:
-    mde, assumed = minimum_detectable_delta(np.full(100, 0.25), 16, 0.9)
-    assert assumed
-    assert mde == pytest.approx((1.6448536269514722 + 0.8416212335729143) * ASSUMED_SCORE_SD / 4)
-    assert math.isfinite(mde) and mde > 0
 
 
 @pytest.mark.parametrize("bound", [1, 2, 5, 7, 1000])

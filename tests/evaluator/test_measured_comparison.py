@@ -29,8 +29,9 @@ unit = st.integers(min_value=0, max_value=20).map(lambda x: x / 20)
 
 
 def minted(**policy: Any) -> dict[str, Any]:
-    exp = experiment(2, 2, **policy)
-    records = cells(exp, [0.2, 0.4, 0.5, 0.1], [0.6, 0.7, 0.8, 0.4], dimensions={"tests": 0.5})
+    exp = experiment(6, 2, **policy)
+    records = cells(exp, [0.2, 0.4, 0.5, 0.1] * 3, [0.6, 0.7, 0.8, 0.4] * 3,
+                    dimensions={"tests": 0.5})
     return mint_measured_comparison(exp, records).to_wire()
 
 
@@ -44,8 +45,26 @@ def test_a_minted_comparison_passes_the_checker_and_round_trips() -> None:
     value = minted()
     parsed = AgentImprovementMeasuredComparison.parse_wire(value)
     assert parsed.to_wire() == value
-    assert value["overall"]["n"] == 4 and value["power"]["n"] == 4
+    assert value["overall"]["n"] == 12 and value["power"]["n"] == 12
     assert value["decision"]["outcome"] == "ship"
+    assert {"name": "enough-tasks", "passed": True} in value["decision"]["contributingChecks"]
+
+
+@pytest.mark.parametrize(("tasks", "reps"), [(2, 2), (3, 5), (5, 1)])
+def test_fewer_tasks_than_the_floor_are_not_enough_to_decide(tasks: int, reps: int) -> None:
+    """Below 6 tasks (level 0.95) even a gain on every task is no evidence: the decision
+    says so instead of guessing, and the power names how many more tasks would decide."""
+    exp = experiment(tasks, reps, criticalDimensions=[])
+    n = tasks * reps
+    value = mint_measured_comparison(
+        exp, cells(exp, [0.1 * (i % 3) for i in range(n)], [0.1 * (i % 3) + 0.5 for i in range(n)])
+    ).to_wire()
+    assert value["decision"]["outcome"] == "need_more_work"
+    assert value["decision"]["reasons"][0].startswith("not enough tasks to decide")
+    assert {"name": "enough-tasks", "passed": False} in value["decision"]["contributingChecks"]
+    assert not value["power"]["sufficient"]
+    assert "more tasks this would have decided" in value["power"]["reason"]
+    assert value["metadata"]["agentInterface"]["moreTasksToDecide"] >= 6 - tasks
 
 
 def test_the_reference_cells_give_the_reference_means() -> None:
@@ -138,7 +157,7 @@ def test_swapping_the_arms_flips_the_sign(pairs: list[tuple[float, float]]) -> N
 
 @FAST
 @given(
-    st.lists(st.tuples(st.integers(0, 10), st.integers(1, 10)), min_size=3, max_size=6),
+    st.lists(st.tuples(st.integers(0, 10), st.integers(4, 6)), min_size=6, max_size=8),
     st.integers(min_value=-(2**40), max_value=2**40),
 )
 def test_a_candidate_better_on_every_task_ships(gains: list[tuple[int, int]], seed: int) -> None:
@@ -357,10 +376,18 @@ def test_any_invalid_captures_are_counted_and_excluded(
 
 
 @FAST
-@given(st.integers(1, 4), st.integers(1, 4), st.integers(3, 20))
+@given(st.integers(6, 7), st.integers(1, 3), st.integers(3, 25))
 def test_fewer_pairs_than_the_minimum_are_inconclusive(tasks: int, reps: int, minimum: int) -> None:
     exp = experiment(tasks, reps, criticalDimensions=[], minProductiveRuns=minimum)
     n = tasks * reps
     value = mint_measured_comparison(exp, cells(exp, [0.0] * n, [1.0] * n)).to_wire()
     assert value["power"]["sufficient"] == (n >= minimum)
     assert value["decision"]["outcome"] == ("ship" if n >= minimum else "need_more_work")
+
+
+def test_score_intervals_stay_within_the_range_a_delta_can_take() -> None:
+    """Student's interval on 3 task means (delta 2/3) reaches past 1; a score's is clipped."""
+    exp = experiment(3, 1, criticalDimensions=[])
+    value = mint_measured_comparison(exp, cells(exp, [0.0, 0.0, 0.5], [1.0, 1.0, 0.5])).to_wire()
+    interval = value["overall"]["confidenceInterval"]
+    assert -1.0 <= interval["lower"] < value["overall"]["delta"] and interval["upper"] == 1.0

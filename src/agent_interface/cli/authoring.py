@@ -352,7 +352,13 @@ def cmd_experiment_new(args: argparse.Namespace) -> int:
     except ContractError as error:
         return refused(args, document, error)
     written = _write(args.out, experiment.to_wire())
-    return _report(args, written, {"digest": experiment.digest}, f"wrote {written}: {experiment.digest}")
+    from agent_interface.evaluator.experiment.power import DEFAULT_TARGET, plan_experiment
+
+    plan = plan_experiment(experiment)  # the power preflight, as `experiment plan` prints it
+    if written != "-" and not args.json:
+        print("\n".join(plan.lines(DEFAULT_TARGET)), file=sys.stderr)
+    return _report(args, written, {"digest": experiment.digest, "plan": plan.to_json(DEFAULT_TARGET)},
+                   f"wrote {written}: {experiment.digest}")
 
 
 def register_candidate_new(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

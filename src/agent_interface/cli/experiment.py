@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from agent_interface.cli import authoring, experiment_report
+from agent_interface.cli import authoring, experiment_plan, experiment_report
 from agent_interface.cli.candidate_images import add_image_options, experiment_image_options
 from agent_interface.cli.candidate_inputs import add_model_options
 from agent_interface.cli.cell_resources import add_resource_options, resources_of
@@ -182,4 +182,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--json", action="store_true", help="print the summary (and any error) as JSON")
     run.set_defaults(handler=cmd_experiment_run)
     authoring.register_experiment_new(actions)
+    experiment_plan.register(actions)
     experiment_report.register(actions)

@@ -26,12 +26,13 @@ from tests.evaluator.test_experiment_report import CHROMIUM, FLAGS
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 # The baseline's submission prints markup when the tests import it, and adds a file the
 # grader leaves out: both reach the page as text.
-AGENT = f"""import json, os, socket, sys
+AGENT = f"""import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{{"input": "hi"}}\\n')
-    c.makefile("rb").readline()
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({{"model": "demo-model", "messages": [{{"role": "user", "content": "hi"}}]}}).encode(),
+    headers={{"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}})
+urllib.request.urlopen(request, timeout=60).read()
 with open("calc.py", "a") as f:
     f.write("import sys\\nsys.stderr.write({HOSTILE!r} + chr(10))\\n")
 open({HOSTILE[:20]!r}.replace("/", "_") + ".py", "w").write("x = 1")

@@ -22,12 +22,13 @@ from agent_interface.candidate.experiment import CandidateExecutionEvidence
 from agent_interface.evaluator.experiment.engine import ExperimentRunOptions, run_experiment
 from tests.evaluator.experiment.helpers import PYTHON, make, make_experiment, needs_exact_process
 
-HEAD = """import json, os, socket, sys
+HEAD = """import json, os, sys, urllib.request
 sys.stdin.read()
-with socket.socket(socket.AF_UNIX) as c:
-    c.connect(os.environ["TANGLE_MODEL_ENDPOINT"][5:])
-    c.sendall(b'{"input": "hi"}\\n')
-    c.makefile("rb").readline()
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+    data=json.dumps({"model": "demo-model", "messages": [{"role": "user", "content": "hi"}]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+urllib.request.urlopen(request, timeout=60).read()
 """
 
 # A runner that puts the project first on the path, as pytest's rootdir insertion, a

@@ -24,7 +24,7 @@ from agent_interface.evaluator.images.oci_store import OciImageStore
 from tests.evaluator.container_run_fixtures import IMAGE_NAME, bundle, compile_agent
 from tests.evaluator.experiment.helpers import make, make_experiment
 from tests.evaluator.experiment.test_experiment_containers import experiment
-from tests.evaluator.experiment.test_task_grader_attacks import ATTACKS, HEAD, PROJECT_FIRST, _cell
+from tests.evaluator.experiment.test_task_grader_attacks import ATTACKS, PROJECT_FIRST, _cell
 from tests.evaluator.oci_fixtures import (
     Entry,
     busybox_files,
@@ -85,6 +85,11 @@ def python_image() -> Iterator[tuple[OciImageStore, str, str]]:
         yield store, mine.index_digest, mine.manifest_digest
     finally:
         subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+# The agent makes no model call (a valid zero now): its code is a public launch argument,
+# where the contract refuses anything that reads like a credential (the gateway's token).
+HEAD = "import os, sys\nsys.stdin.read()\n"
 
 
 def _python_bundle(code: str) -> bytes:

@@ -5,9 +5,9 @@
 experiment calls for (attempts ``1..maxAttempts``), refusing records of another experiment
 and duplicates, and computes what the policy pre-registers over the productive pairs
 (first attempts measured on both arms): the estimates of the overall score, the quality
-objective, every dimension, cost and latency with their paired-bootstrap intervals
-(:mod:`.statistics`), the decision and the power analysis (:mod:`.decision`) and the
-accounting. Invalid captures and missing cells are counted and excluded.
+objective, every dimension, cost and latency with their paired intervals over tasks
+(:mod:`.inference`), the decision (:mod:`.decision`), the power analysis (:mod:`.power`)
+and the accounting. Invalid captures and missing cells are counted and excluded.
 
 :func:`mint_measured_comparison` turns a complete analysis into the
 :class:`AgentImprovementMeasuredComparison`, validated by the contract's own model (so it
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
 from typing import Any, Literal
 
 import numpy as np
@@ -41,14 +40,21 @@ from agent_interface.evaluator.experiment.decision import (
     CriticalDimension,
     DecisionInputs,
     decide,
+    minimum_tasks,
     power_analysis,
 )
-from agent_interface.evaluator.experiment.statistics import (
-    minimum_detectable_delta,
-    paired_bootstrap_means,
-    percentile_interval,
-    sequential_mean,
+from agent_interface.evaluator.experiment.inference import (
+    METHOD,
+    PairedInterval,
+    paired_intervals,
+    task_sizes,
 )
+from agent_interface.evaluator.experiment.power import (
+    detectable_delta,
+    planned_spread,
+    tasks_needed,
+)
+from agent_interface.evaluator.experiment.statistics import sequential_mean
 
 __all__ = [
     "ARMS",
@@ -245,27 +251,36 @@ class _Estimator:
         self.policy = experiment.policy
         self.pairs = pairs
         self.columns: list[tuple[list[float], list[float]]] = []
+        self.intervals: list[PairedInterval] = []
+        self.unit: list[bool] = []
 
-    def add(self, baseline: list[float], candidate: list[float]) -> int:
+    def add(self, baseline: list[float], candidate: list[float], *, unit: bool = False) -> int:
+        """Add a metric; ``unit``: a score in [0, 1], whose delta lies in [-1, 1]."""
         self.columns.append((baseline, candidate))
+        self.unit.append(unit)
         return len(self.columns) - 1
 
     def run(self) -> list[dict[str, Any]]:
         policy = self.policy
         # pairs come task-major: the run of each task index is that task's size
-        sizes = [len(list(run)) for _, run in groupby(task for task, _, _ in self.pairs)]
+        sizes = task_sizes([task for task, _, _ in self.pairs])
         deltas = np.array(
             [[c - b for b, c in zip(base, cand, strict=True)] for base, cand in self.columns],
             dtype=np.float64,
         ).T.reshape(len(self.pairs), len(self.columns))
-        self.resampled = paired_bootstrap_means(
-            deltas, sizes, policy.resamples, policy.bootstrap_seed
+        means = [(sequential_mean(base), sequential_mean(cand)) for base, cand in self.columns]
+        self.intervals, _ = paired_intervals(
+            deltas, sizes, [candidate - baseline for baseline, candidate in means], policy
         )
         estimates = []
-        for column, (base, cand) in enumerate(self.columns):
-            baseline, candidate = sequential_mean(base), sequential_mean(cand)
+        for (baseline, candidate), interval, unit in zip(
+            means, self.intervals, self.unit, strict=True
+        ):
             delta = candidate - baseline
-            lower, upper = percentile_interval(self.resampled[:, column], policy.confidence_level)
+            # a score's delta lies in [-1, 1]: clipping there keeps the coverage (and the
+            # exact sign symmetry), and the interval still contains the point delta
+            lower = max(interval.lower, -1.0) if unit else interval.lower
+            upper = min(interval.upper, 1.0) if unit else interval.upper
             estimates.append(
                 {
                     "baseline": baseline,
@@ -286,7 +301,10 @@ class _Estimator:
 def _objectives(
     experiment: AgentCandidateExperiment,
     productive: Sequence[tuple[int, CandidateExecutionEvidence, CandidateExecutionEvidence]],
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]], dict[str, tuple[float, float] | None], Any]:
+) -> tuple[
+    dict[str, Any] | None, list[dict[str, Any]], dict[str, CriticalDimension],
+    PairedInterval | None,
+]:
     quality = experiment.benchmark.tasks[0].benchmark.name
     names: set[str] = set(experiment.policy.critical_dimensions)
     for _, baseline, candidate in productive:
@@ -306,13 +324,16 @@ def _objectives(
                 for name in ordered
             ),
         ]
-        return None, unavailable, dict.fromkeys(experiment.policy.critical_dimensions), None
+        absent = {name: CriticalDimension(name, None)
+                  for name in experiment.policy.critical_dimensions}
+        return None, unavailable, absent, None
     estimator = _Estimator(experiment, productive)
     base = [b for _, b, _ in productive]
     cand = [c for _, _, c in productive]
     score = estimator.add(
         [e.receipt.benchmark_result.material.score for e in base],
         [e.receipt.benchmark_result.material.score for e in cand],
+        unit=True,
     )
     dimension_columns: dict[str, int | str] = {}
     for name in ordered:
@@ -321,7 +342,8 @@ def _objectives(
         present = sum(v is not None for v in b_values + c_values)
         if present == len(b_values) * 2:
             dimension_columns[name] = estimator.add(
-                [v for v in b_values if v is not None], [v for v in c_values if v is not None]
+                [v for v in b_values if v is not None], [v for v in c_values if v is not None],
+                unit=True,
             )
         else:
             dimension_columns[name] = (
@@ -341,7 +363,8 @@ def _objectives(
         {"kind": "objective", "name": quality, "availability": "measured", **estimates[score],
          "direction": "higher-is-better", "unit": "score"},
     ]
-    critical: dict[str, tuple[float, float] | None] = {}
+    critical: dict[str, CriticalDimension] = {}
+    tolerance = experiment.policy.regression_tolerance
     for name in ordered:
         column = dimension_columns[name]
         head = {"kind": "dimension", "objective": quality, "name": name}
@@ -350,17 +373,20 @@ def _objectives(
             objectives.append({**head, "availability": "measured", **estimate,
                                "direction": "higher-is-better", "unit": "score"})
             interval = estimate["confidenceInterval"]
-            critical[name] = (interval["lower"], interval["upper"])
+            critical[name] = CriticalDimension(
+                name, (interval["lower"], interval["upper"]),
+                estimator.intervals[column].regression_p_value(estimate["delta"], tolerance),
+            )
         else:
             objectives.append({**head, "direction": "higher-is-better", "unit": "score",
                                "availability": "unavailable", "reason": column})
-            critical[name] = None
+            critical[name] = CriticalDimension(name, None)
     objectives.append({"kind": "cost", "name": "cost", "availability": "measured",
                        **estimates[cost], "direction": "lower-is-better", "unit": "usd"})
     objectives.append({"kind": "latency", "name": "latency", "availability": "measured",
                        **estimates[latency], "direction": "lower-is-better",
                        "unit": "milliseconds"})
-    return overall, objectives, critical, estimator.resampled[:, score]
+    return overall, objectives, critical, estimator.intervals[score]
 
 
 def _tokens(evidences: Iterable[CandidateExecutionEvidence]) -> dict[str, int]:
@@ -453,7 +479,8 @@ def analyze_cells(
         if isinstance(pair.baseline, CandidateExecutionEvidence)
         and isinstance(pair.candidate, CandidateExecutionEvidence)
     ]
-    overall, objectives, critical, resampled = _objectives(experiment, productive)
+    overall, objectives, critical, overall_interval_stats = _objectives(experiment, productive)
+    tasks = len(task_sizes([task for task, _, _ in productive]))
     accounting = _accounting(pairs, context)
     invalid = sum(isinstance(getattr(p, arm), CandidateInvalidCapture) for p in pairs for arm in ARMS)
     missing = sum(getattr(p, arm) is None for p in pairs for arm in ARMS)
@@ -471,21 +498,35 @@ def analyze_cells(
             invalid_cells=invalid,
             missing_cells=missing,
             overall=overall_interval,
-            critical=[CriticalDimension(name, critical.get(name))
+            critical=[critical.get(name, CriticalDimension(name, None))
                       for name in policy.critical_dimensions],
             spend_usd=accounting["total"]["cost"]["usd"],
+            tasks=tasks,
         ),
     )
     summary: dict[str, Any] = {"objectives": objectives, "decision": decision}
-    if overall is not None:
+    to_decide: int | None = None
+    if overall is not None and overall_interval_stats is not None:
         summary["overall"] = overall
-        mde, assumed = minimum_detectable_delta(resampled, len(productive), policy.confidence_level)
+        units = overall_interval_stats.units
+        spread = overall_interval_stats.standard_error * units**0.5
+        assumed = not spread > 0
+        if assumed:
+            spread = planned_spread(max(1, round(len(productive) / tasks)))
+        floor = minimum_tasks(policy.confidence_level)
+        mde = detectable_delta(spread, max(tasks, floor), policy.confidence_level)
+        if decision["outcome"] != "ship":
+            needed = tasks_needed(overall["delta"] - policy.delta_threshold, spread,
+                                  policy.confidence_level)
+            to_decide = None if needed is None else max(needed - tasks, 0) or None
         summary["power"] = power_analysis(
             policy,
             pairs=len(productive),
             complete=invalid == 0 and missing == 0,
             minimum_detectable_delta=mde,
             scale_assumed=assumed,
+            tasks=tasks,
+            more_tasks=to_decide,
             shared_scorer_channel=all(
                 b.receipt.benchmark_result.material.grader.to_wire()
                 == c.receipt.benchmark_result.material.grader.to_wire()
@@ -499,7 +540,7 @@ def analyze_cells(
         if isinstance(record, CandidateExecutionEvidence)
     ]
     info: dict[str, Any] = {
-        "method": "two-stage paired bootstrap (tasks, then repetitions), percentile interval",
+        "method": METHOD,
         "cells": {
             "expected": len(pairs) * 2,
             "measured": len(measured),
@@ -518,6 +559,8 @@ def analyze_cells(
     }
     if policy.budget_usd is not None:
         info["budgetUsd"] = policy.budget_usd
+    if to_decide is not None:
+        info["moreTasksToDecide"] = to_decide
     metadata = {"agentInterface": info}
     return ExperimentAnalysis(experiment, pairs, later, summary, accounting, metadata)
 

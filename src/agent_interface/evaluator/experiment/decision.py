@@ -3,7 +3,8 @@
 :func:`decide` maps the paired estimates onto the contract's outcomes:
 
 * ``ship`` (an improvement): every cell of the suite was measured on both arms, at least
-  ``minProductiveRuns`` pairs are productive, the lower end of the overall interval is
+  ``minProductiveRuns`` pairs are productive, the suite has at least
+  :func:`minimum_tasks` tasks, the lower end of the overall interval is
   above ``deltaThreshold``, every critical dimension is non-inferior (its interval's lower
   end is at or above ``-regressionTolerance``) and the spend is within ``budgetUsd``.
 * ``hold`` (keep the baseline): the overall interval lies at or below the threshold (the
@@ -11,7 +12,13 @@
   dimension regressed beyond the tolerance (its interval's upper end is below
   ``-regressionTolerance``), or the experiment overspent its budget.
 * ``need_more_work`` (inconclusive): cells are missing or invalid captures, too few
-  productive pairs, no estimate, or an interval that straddles a bound.
+  productive pairs, fewer tasks than :func:`minimum_tasks` (not enough tasks to decide
+  either way), no estimate, or an interval that straddles a bound.
+
+``ship`` requires every test to pass (an intersection-union test, so its false-ship rate
+is at most the one-sided level of each, with no adjustment); the ``hold`` claims of a
+regressed critical dimension are adjusted across dimensions with Holm's procedure
+(:mod:`.multiplicity`) when the dimensions carry p-values.
 
 ``model_ceiling`` and ``arch_ceiling`` are an optimizing loop's judgements and are never
 produced here. Every check is listed in ``contributingChecks`` and every failing one gives
@@ -25,8 +32,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_interface.candidate.evaluation import AgentCandidateEvaluationPolicy
+from agent_interface.evaluator.experiment.multiplicity import holm_rejections
 
-__all__ = ["CriticalDimension", "DecisionInputs", "decide", "power_analysis"]
+__all__ = [
+    "CriticalDimension",
+    "DecisionInputs",
+    "decide",
+    "minimum_tasks",
+    "one_sided_alpha",
+    "power_analysis",
+]
+
+
+def one_sided_alpha(level: float) -> float:
+    """The one-sided error of the ship rule (interval lower end above the threshold) at a
+    two-sided confidence ``level``: ``(1 - level) / 2``."""
+    return (1 - level) / 2
+
+
+def minimum_tasks(level: float) -> int:
+    """The fewest tasks (at least 2) with which ``2**-n <= (1 - level) / 2``: below it an
+    improvement on every task is not evidence at the one-sided level (6 at 0.95)."""
+    alpha = one_sided_alpha(level)
+    tasks = 2
+    while 0.5**tasks > alpha:
+        tasks += 1
+    return tasks
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +66,9 @@ class CriticalDimension:
 
     name: str
     interval: tuple[float, float] | None
+    regression_p: float | None = None
+    """One-sided p-value of a regression beyond the tolerance; when every measured
+    dimension has one, the ``hold`` claims are Holm-adjusted across them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +82,8 @@ class DecisionInputs:
     """``(delta, lower, upper)`` of the overall score, or ``None`` without a productive pair."""
     critical: Sequence[CriticalDimension]
     spend_usd: float
+    tasks: int | None = None
+    """Tasks with a productive pair (the units of inference); ``None``: no task floor."""
 
 
 def _count(number: int, noun: str) -> str:
@@ -78,6 +114,18 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
             f"{inputs.productive_pairs} productive paired runs, fewer than the "
             f"pre-registered minimum of {policy.min_productive_runs}"
         )
+    statistical: list[str] = []  # hold claims that need enough tasks
+    floor = minimum_tasks(policy.confidence_level)
+    enough_tasks = inputs.tasks is None or inputs.tasks >= floor
+    if inputs.tasks is not None:
+        checks.append({"name": "enough-tasks", "passed": enough_tasks})
+        if not enough_tasks:
+            blockers.append(
+                f"not enough tasks to decide: {_count(inputs.tasks, 'task')}, fewer than "
+                f"{floor}; below {floor} tasks even an improvement on every task happens "
+                f"by chance more often than the one-sided level "
+                f"{_g(one_sided_alpha(policy.confidence_level))}"
+            )
     threshold = policy.delta_threshold
     if inputs.overall is None:
         checks.append({"name": "heldout-improvement", "passed": False})
@@ -91,7 +139,7 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
             worse = "confidently worse than the baseline" if upper < 0 else (
                 "not better than the baseline by the threshold"
             )
-            holds.append(
+            statistical.append(
                 f"overall delta {_g(delta)} with interval [{_g(lower)}, {_g(upper)}] "
                 f"at or below the threshold {_g(threshold)}: {worse}"
             )
@@ -101,6 +149,14 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
                 f"straddles the threshold {_g(threshold)}"
             )
     tolerance = policy.regression_tolerance
+    measured = [d for d in inputs.critical if d.interval is not None]
+    adjusted = all(d.regression_p is not None for d in measured) and bool(measured)
+    rejected = dict(zip(
+        (d.name for d in measured),
+        holm_rejections([d.regression_p or 0.0 for d in measured],
+                        one_sided_alpha(policy.confidence_level)),
+        strict=True,
+    )) if adjusted else {}
     for dimension in inputs.critical:
         name = f"critical-dimension:{dimension.name}"
         if dimension.interval is None:
@@ -109,10 +165,12 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
             continue
         lower, upper = dimension.interval
         checks.append({"name": name, "passed": lower >= -tolerance})
-        if upper < -tolerance:
-            holds.append(
+        regressed = rejected[dimension.name] if adjusted else upper < -tolerance
+        if regressed:
+            statistical.append(
                 f"critical dimension {dimension.name!r} regressed beyond the tolerance "
-                f"{_g(tolerance)} (interval [{_g(lower)}, {_g(upper)}])"
+                f"{_g(tolerance)} (interval [{_g(lower)}, {_g(upper)}]"
+                f"{', Holm-adjusted across critical dimensions' if len(measured) > 1 else ''})"
             )
         elif lower < -tolerance:
             blockers.append(
@@ -127,6 +185,10 @@ def decide(policy: AgentCandidateEvaluationPolicy, inputs: DecisionInputs) -> di
                 f"the experiment spent ${_g(inputs.spend_usd)}, over its budget of "
                 f"${_g(policy.budget_usd)}"
             )
+    if enough_tasks:
+        holds = statistical + holds
+    else:
+        blockers.extend(statistical)
     if holds and complete and enough:
         outcome, reasons = "hold", holds + blockers
     elif blockers or holds:
@@ -150,17 +212,40 @@ def power_analysis(
     minimum_detectable_delta: float,
     scale_assumed: bool,
     shared_scorer_channel: bool,
+    tasks: int | None = None,
+    more_tasks: int | None = None,
 ) -> dict[str, Any]:
-    """The wire ``power`` of ``pairs`` productive pairs: sufficient when the suite is complete
-    and the pairs reach ``minProductiveRuns``."""
-    sufficient = complete and pairs >= policy.min_productive_runs
+    """The wire ``power`` of ``pairs`` productive pairs over ``tasks`` tasks: sufficient
+    when the suite is complete, the pairs reach ``minProductiveRuns`` and the tasks reach
+    :func:`minimum_tasks`; ``more_tasks`` is how many more tasks would have decided
+    (at 80% power, if the observed delta were the true one)."""
+    floor = minimum_tasks(policy.confidence_level)
+    enough_tasks = tasks is None or tasks >= floor
+    sufficient = complete and pairs >= policy.min_productive_runs and enough_tasks
     spread = "an assumed spread of a unit score" if scale_assumed else "the observed paired spread"
     reason = (
         f"{pairs} paired runs (pre-registered minimum {policy.min_productive_runs}"
-        f"{'' if complete else ', suite incomplete'}); with {spread}, a true delta "
-        f"{_g(minimum_detectable_delta)} above the threshold is detected with 80% probability "
-        f"at {_g(policy.confidence_level)} confidence"
+        f"{'' if complete else ', suite incomplete'})"
     )
+    if tasks is not None:
+        reason += f" over {_count(tasks, 'task')}"
+    if enough_tasks:
+        reason += (
+            f"; with {spread}, a true delta {_g(minimum_detectable_delta)} above the threshold "
+            f"is detected with 80% probability at {_g(policy.confidence_level)} confidence"
+        )
+    else:
+        reason += (
+            f"; fewer than {floor} tasks cannot decide at {_g(policy.confidence_level)} "
+            f"confidence; with {floor} tasks and {spread}, a true delta "
+            f"{_g(minimum_detectable_delta)} above the threshold would be detected with 80% "
+            "probability"
+        )
+    if more_tasks is not None:
+        reason += (
+            f"; with {more_tasks} more tasks this would have decided (80% power if the "
+            "observed delta is the true one)"
+        )
     return {
         "sufficient": sufficient,
         "n": pairs,

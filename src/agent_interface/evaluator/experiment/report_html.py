@@ -437,8 +437,8 @@ def _method(view: ReportView) -> str:
     provenance = view.provenance or {}
     items = [
         ("confidence level", _num(policy.get("confidenceLevel"))),
-        ("bootstrap", f'{_e(policy.get("resamples"))} paired resamples (tasks, then repetitions), '
-                      f'seed {_e(policy.get("bootstrapSeed"))}'),
+        ("bootstrap", f'{_e(policy.get("resamples"))} paired resamples of task means '
+                      f'(Student\'s t interval), seed {_e(policy.get("bootstrapSeed"))}'),
         ("promotion threshold", _num(policy.get("deltaThreshold"))),
         ("critical dimensions", _e(", ".join(policy.get("criticalDimensions", [])) or "none")
          + f' (tolerance {_num(policy.get("regressionTolerance"))})'),

@@ -10,26 +10,23 @@
   cells always give the same numbers, and negating the deltas (swapping the arms) negates
   every resample exactly. Sums are ``numpy.bincount`` accumulations (sequential, no BLAS).
 * :func:`percentile_interval` takes symmetric order statistics of the resampled means, so
-  the interval of negated deltas is exactly the negated interval.
-* :func:`minimum_detectable_delta` is the smallest true delta the decision rule detects
-  with :data:`POWER_TARGET` probability at the policy's confidence level.
+  the interval of negated deltas is exactly the negated interval (the comparison's rule
+  before issue 43; the calibration harness keeps it for the "before" figures). The
+  comparison's intervals are made by :mod:`.inference`, its power by :mod:`.power`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
-    "ASSUMED_SCORE_SD",
     "BLOCK",
-    "POWER_TARGET",
-    "minimum_detectable_delta",
+    "SPREAD_FLOOR",
     "paired_bootstrap_means",
     "percentile_interval",
     "sequential_mean",
@@ -37,14 +34,6 @@ __all__ = [
 
 BLOCK: Final = 128
 """Resamples drawn per block; fixed, because the draw order depends on it."""
-
-POWER_TARGET: Final = 0.8
-"""The probability of detection the minimum detectable delta is computed for."""
-
-ASSUMED_SCORE_SD: Final = 0.5
-"""The per-pair spread assumed when the observed paired deltas have none: the largest
-standard deviation a score on [0, 1] can have (a pass/fail score at 50%)."""
-
 
 SPREAD_FLOOR: Final = 1e-9
 """A resampled spread at or below this (rounding noise on a score scale) counts as none."""
@@ -108,22 +97,3 @@ def percentile_interval(means: NDArray[np.float64], level: float) -> tuple[float
     count = ordered.size
     low = min(math.floor(count * (1 - level) / 2), (count - 1) // 2)
     return float(ordered[low]), float(ordered[count - 1 - low])
-
-
-def minimum_detectable_delta(
-    resampled: NDArray[np.float64], pairs: int, level: float
-) -> tuple[float, bool]:
-    """The smallest true delta over the threshold that the interval rule detects with
-    :data:`POWER_TARGET` probability, and whether the spread had to be assumed.
-
-    It is ``(z(1 - (1 - level) / 2) + z(POWER_TARGET)) * SE`` with ``SE`` the standard
-    deviation of the resampled mean deltas; when that is at most :data:`SPREAD_FLOOR` (no
-    spread observed, or a single resample) ``SE`` is :data:`ASSUMED_SCORE_SD` over the square root of the pairs.
-    """
-    normal = NormalDist()
-    z = normal.inv_cdf(1 - (1 - level) / 2) + normal.inv_cdf(POWER_TARGET)
-    spread = float(np.std(resampled, ddof=1)) if resampled.size > 1 else 0.0
-    assumed = not spread > SPREAD_FLOOR
-    if assumed:
-        spread = ASSUMED_SCORE_SD / math.sqrt(pairs)
-    return z * spread, assumed
