@@ -176,7 +176,14 @@ def test_the_log_is_bounded_in_memory_and_on_disk(tmp_path: Path) -> None:
     assert len(log.records()) == 5 and log.records_dropped == 5
     lines = (tmp_path / "d.jsonl").read_text().splitlines()
     assert len(lines) == 7 and log.file_records_dropped == 3
-    assert len(json.loads(lines[1])["target"]) == 255 and "\n" not in json.loads(lines[1])["target"]
+    # a target that is no host and port (control characters, newlines) is kept not at all
+    assert "target" not in json.loads(lines[1]) and "evil" not in lines[1]
+    longest = EgressLog(jsonl_path=tmp_path / "t.jsonl")
+    for target in ("h" * 251 + ":443", "h" * 300 + ":443"):  # an authority of 255 characters at most
+        longest.record(EgressDecision(time=0.0, allowed=False, rule="domain_not_allowed", endpoint="unix",
+                                      target=target))
+    kept = [json.loads(line).get("target") for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert kept == ["h" * 251 + ":443", None]
     summary = log.summary({"mode": "strict"}).to_json()
     assert (summary["allowed"], summary["refused"], summary["bytesUp"], summary["bytesDown"]) == (
         5, {"domain_not_allowed": 5}, 10, 20)

@@ -35,6 +35,7 @@ import _signal  # type: ignore[import-not-found]  # no stubs; `signal` would imp
 import errno
 import marshal
 import os
+import resource
 import select
 import sys
 import time
@@ -106,6 +107,7 @@ class _Runc:
         self.base = [spec["runc"], "--root", spec["runcRoot"], "--log", os.path.join(control, "runc.log"),
                      "--log-format", "json"]
         self.id = spec["id"]
+        self.rlimits: list[list[Any]] = list(spec.get("rlimits", ()))
 
     def spawn(self, args: list[str], fds: dict[int, int] | None = None) -> int:
         pid = os.fork()
@@ -120,6 +122,8 @@ class _Runc:
                 for number in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGCHLD, _signal.SIGHUP,
                                _signal.SIGPIPE):
                     _signal.signal(number, _signal.SIG_DFL)
+                for name, soft, hard in self.rlimits:  # inherited by the container (see runtime_config)
+                    resource.setrlimit(getattr(resource, name), (soft, hard))
                 os.execve(self.base[0], [*self.base, *args], {"PATH": _PATH})
             finally:
                 os._exit(127)

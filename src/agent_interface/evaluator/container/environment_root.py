@@ -14,14 +14,15 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Final
 
 from agent_interface.core.errors import ContractError
+from agent_interface.evaluator.images.tree_removal import remove_tree
 
 __all__ = [
+    "environment_init",
     "mount_environment_root",
     "mount_scratch_tmpfs",
     "overlay_available",
@@ -33,6 +34,7 @@ _MS_NOSUID: Final = 2
 _MS_NODEV: Final = 4
 _MNT_DETACH: Final = 2
 _UNSAFE_IN_OPTIONS: Final = frozenset(",:\\\n")
+_INIT: Final = "init"
 
 
 def _libc() -> ctypes.CDLL:
@@ -69,23 +71,50 @@ def _option_path(path: Path) -> str:
 
 
 def _overlay(lower: Path, layer: Path, target: Path) -> None:
-    _mount(
-        "overlay", target, "overlay", _MS_NOSUID,
-        f"lowerdir={_option_path(lower)},upperdir={_option_path(layer / 'upper')},"
-        f"workdir={_option_path(layer / 'work')}",
-    )
+    """Mount the overlay naming its directories as ``/proc/self/fd/N``: overlay shows its
+    options in every ``mountinfo``, the container's own included, and these name no host path."""
+    names = (_option_path(lower), _option_path(layer / "upper"), _option_path(layer / "work"))
+    fds: list[int] = []
+    try:
+        for name in names:
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        lowerdir, upperdir, workdir = (f"/proc/self/fd/{fd}" for fd in fds)
+        _mount("overlay", target, "overlay", _MS_NOSUID,
+               f"lowerdir={lowerdir},upperdir={upperdir},workdir={workdir}")
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def environment_init(directory: Path) -> Path | None:
+    """The environment's own copy of the containers' init (see :func:`mount_environment_root`),
+    or ``None`` for a root mounted without one."""
+    path = directory / "layer" / _INIT
+    return path if path.is_file() else None
 
 
 def mount_environment_root(
-    directory: Path, image_rootfs: Path, *, disk_mb: int, id_base: int | None, overlay: bool
+    directory: Path, image_rootfs: Path, *, disk_mb: int, id_base: int | None, overlay: bool,
+    init: Path | None = None,
 ) -> Path:
-    """Mount ``directory/layer`` and ``directory/rootfs``; the root file system's path."""
+    """Mount ``directory/layer`` and ``directory/rootfs``; the root file system's path.
+
+    With ``init`` (the containers' init program), a root-owned, read-only copy is written to
+    the layer's tmpfs (a few hundred bytes): bound from there into a container, its
+    ``mountinfo`` names ``/init`` of a tmpfs, not the provider's host directory.
+    """
     owner = 0 if id_base is None else id_base
     layer, rootfs = directory / "layer", directory / "rootfs"
     layer.mkdir(mode=0o700, exist_ok=True)
     rootfs.mkdir(mode=0o755, exist_ok=True)
-    _mount("tmpfs", layer, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={disk_mb}m,mode=0700")
+    _mount("tmpfs", layer, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={disk_mb}m,mode=0711")
     try:
+        if init is not None:
+            handle = os.open(layer / _INIT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o555)
+            try:
+                os.write(handle, init.read_bytes())
+            finally:
+                os.close(handle)
         lower_mode = image_rootfs.stat().st_mode & 0o7777
         if overlay:
             for name in ("upper", "work"):
@@ -112,7 +141,7 @@ def unmount_environment_root(directory: Path) -> None:
     for name in ("rootfs", "layer"):
         if (directory / name).exists():
             _unmount(directory / name)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory, ignore_errors=True)
 
 
 def overlay_available(scratch: Path) -> bool:
@@ -130,7 +159,7 @@ def overlay_available(scratch: Path) -> bool:
     finally:
         _unmount(target)
         _unmount(layer)
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)
     return True
 
 

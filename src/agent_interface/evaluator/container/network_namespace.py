@@ -161,3 +161,18 @@ def reachable_in_namespace(path: Path, port: int) -> bool:
             return sock.connect_ex(("127.0.0.1", port)) == 0
 
     return _on_own_thread(connect)
+
+
+def loopback_up_in_namespace(path: Path) -> None:
+    """Set ``lo`` up in the network namespace pinned at ``path`` (one made elsewhere, e.g.
+    with an environment's own user namespace by :mod:`.user_namespace`)."""
+
+    def up() -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _check(_libc().setns(fd, CLONE_NEWNET), "setns")
+        finally:
+            os.close(fd)
+        _loopback_up()
+
+    _on_own_thread(up)

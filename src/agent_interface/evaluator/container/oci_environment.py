@@ -41,8 +41,10 @@ from agent_interface.evaluator.container.environment_egress import (
     EnvironmentEgress,
     summary_from_file,
 )
+from agent_interface.evaluator.container.environment_root import environment_init
 from agent_interface.evaluator.container.host_probe import OciHostSupport
 from agent_interface.evaluator.container.runtime_config import (
+    INHERITED_RLIMITS,
     ContainerLimits,
     ReadOnlyBind,
     container_cgroup,
@@ -73,6 +75,7 @@ class EnvironmentOwner(Protocol):
     def now_ms(self) -> int: ...
 
     def network_namespace(self, environment_id: str) -> Path: ...
+    def user_namespace(self, environment_id: str) -> Path | None: ...
 
     def egress_log_path(self, environment_id: str) -> Path: ...
 
@@ -233,9 +236,10 @@ class OciExactProcessManager:
         pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
         container_id = f"{env.id}-{pid}"
         cgroup = container_cgroup(container_id)
+        userns = owner.user_namespace(env.id)
         config = runtime_config(
             rootfs=str(env._directory / "root" / "rootfs"),
-            init=str(owner.init_path),
+            init=str(environment_init(env._directory / "root") or owner.init_path),
             argv=[executable, *request.args],
             env=dict(request.env),
             cwd=request.cwd,
@@ -248,8 +252,10 @@ class OciExactProcessManager:
             id_base=owner.support.id_base,
             binds=owner.binds,
             network_namespace=str(owner.network_namespace(env.id)) if env.egress_proxy else None,
+            user_namespace=None if userns is None else str(userns),
         )
         spec = {
+            "rlimits": [] if userns is None else [list(limit) for limit in INHERITED_RLIMITS],
             "runc": owner.support.runc, "runcRoot": str(owner.runc_root), "id": container_id,
             "cgroup": cgroup, "timeoutMs": request.timeout_ms, "deadlineEpochMs": record.expires_ms,
             "outputLimit": owner.max_output_bytes,

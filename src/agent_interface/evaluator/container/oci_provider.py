@@ -64,7 +64,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import socket
 import threading
 import time
@@ -96,20 +95,31 @@ from agent_interface.evaluator.container.host_probe import (
 from agent_interface.evaluator.container.network_namespace import (
     create_network_namespace,
     listen_in_namespace,
+    loopback_up_in_namespace,
     remove_network_namespace,
 )
 from agent_interface.evaluator.container.oci_environment import (
     OciExactProcessEnvironment,
     parse_model,
 )
-from agent_interface.evaluator.container.runtime_config import ReadOnlyBind, container_cgroup
+from agent_interface.evaluator.container.runtime_config import (
+    ID_RANGE,
+    ReadOnlyBind,
+    container_cgroup,
+)
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
+from agent_interface.evaluator.container.user_namespace import (
+    create_user_namespace,
+    environment_owner,
+    remove_user_namespace,
+)
 from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
 from agent_interface.evaluator.images.layer_unpack import IdMapping
 from agent_interface.evaluator.images.oci_store import OciImageStore
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.confined_files import environment_path_components
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
@@ -188,6 +198,11 @@ class OciExactProcesses:
     def network_namespace(self, environment_id: str) -> Path:
         """Where a strict environment's network namespace is pinned."""
         return self.environment_directory(environment_id) / "netns"
+
+    def user_namespace(self, environment_id: str) -> Path | None:
+        """The environment's own user namespace (owned by an unprivileged uid), if it has one."""
+        path = self.environment_directory(environment_id) / "userns"
+        return path if self.support.id_base is not None and os.path.ismount(path) else None
 
     def egress_log_path(self, environment_id: str) -> Path:
         """The JSONL decision log of a strict environment (outside every container)."""
@@ -291,8 +306,20 @@ class OciExactProcesses:
             directory = self.environment_directory(environment_id)
             if not (directory / "root" / "rootfs").is_mount():
                 self._mount(directory, image, disk_mb)
-            netns = self.network_namespace(environment_id)
-            if strict and not netns.is_mount():
+            userns, netns = directory / "userns", self.network_namespace(environment_id)
+            if self.support.id_base is not None and not os.path.ismount(userns):
+                remove_user_namespace(userns)  # files a creator that died left unmounted
+                if strict:
+                    remove_network_namespace(netns)
+                try:  # else runc makes a root-owned one, as before
+                    create_user_namespace(userns, environment_owner(environment_id), self.support.id_base, ID_RANGE,
+                                          network=netns if strict else None)
+                    if strict:
+                        loopback_up_in_namespace(netns)
+                except OSError:
+                    remove_user_namespace(userns)
+                    remove_network_namespace(netns)
+            if strict and not os.path.ismount(netns):
                 remove_network_namespace(netns)  # a file a creator that died left unmounted
                 create_network_namespace(netns)
 
@@ -305,7 +332,7 @@ class OciExactProcesses:
         (directory / "processes").mkdir(mode=0o700, exist_ok=True)
         mount_environment_root(
             directory / "root", image.rootfs, disk_mb=disk_mb,
-            id_base=self.support.id_base, overlay=self.support.overlay,
+            id_base=self.support.id_base, overlay=self.support.overlay, init=self.init_path,
         )
 
     async def _wait_ready(self, environment_id: str) -> None:
@@ -363,6 +390,7 @@ class OciExactProcesses:
         await asyncio.to_thread(self.remove_containers, lambda container: container.startswith(f"{environment_id}-"))
         await self.close_egress(environment_id)
         await asyncio.to_thread(remove_network_namespace, self.network_namespace(environment_id))
+        await asyncio.to_thread(remove_user_namespace, directory / "userns")
         await asyncio.to_thread(unmount_environment_root, directory / "root")
         await asyncio.to_thread(_remove_tree, directory)
 
@@ -401,13 +429,14 @@ class OciExactProcesses:
         for directory in environments.iterdir() if environments.is_dir() else ():
             if directory.name not in live:
                 await asyncio.to_thread(remove_network_namespace, directory / "netns")
+                await asyncio.to_thread(remove_user_namespace, directory / "userns")
                 await asyncio.to_thread(unmount_environment_root, directory / "root")
                 await asyncio.to_thread(_remove_tree, directory)
 
 
 def _remove_tree(directory: Path) -> None:
     if directory.exists():
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory, ignore_errors=True)
 
 
 class OciExactProcessProvider:

@@ -29,12 +29,14 @@ from typing import Any, Final
 
 from agent_interface.evaluator.container.seccomp_profile import seccomp_profile
 
-__all__ = ["INIT_PATH", "ContainerLimits", "ReadOnlyBind", "container_cgroup", "memory_bytes", "runtime_config"]
+__all__ = ["INHERITED_RLIMITS", "INIT_PATH", "ContainerLimits", "ReadOnlyBind", "container_cgroup", "memory_bytes", "runtime_config"]
 
 INIT_PATH: Final = "/dev/.exact-process-init"
 """Where the init is bound in every container (on ``/dev``'s tmpfs, not in the files)."""
 
 ID_RANGE: Final = 65536
+INHERITED_RLIMITS: Final = (("RLIMIT_CORE", 0, 0), ("RLIMIT_NOFILE", 1024, 1024))
+"""A container's rlimits ``(name, soft, hard)``: in its configuration, or set on ``runc``."""
 _CFS_PERIOD_US: Final = 100_000
 _MIB: Final = 1 << 20
 
@@ -79,10 +81,15 @@ def runtime_config(
     id_base: int | None,
     binds: Sequence[ReadOnlyBind] = (),
     network_namespace: str | None = None,
+    user_namespace: str | None = None,
 ) -> dict[str, Any]:
     """The ``config.json`` object; ``id_base`` ``None`` runs without a user namespace;
     ``network_namespace`` is the path of an existing namespace to join (a strict-egress
-    environment's, see :mod:`.network_namespace`) instead of a new empty one."""
+    environment's, see :mod:`.network_namespace`) instead of a new empty one;
+    ``user_namespace`` the path of the environment's own user namespace (owned by an
+    unprivileged uid, mapped as ``id_base`` says, see :mod:`.user_namespace`): then the
+    configuration carries no ``rlimits`` (``runc`` cannot set them on a process there)
+    and the caller sets :data:`INHERITED_RLIMITS` on ``runc`` itself."""
     namespaces: list[dict[str, str]] = [
         {"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount", "cgroup")
     ]
@@ -97,7 +104,7 @@ def runtime_config(
         "seccomp": seccomp_profile(),
     }
     if id_base is not None:
-        namespaces.append({"type": "user"})
+        namespaces.append({"type": "user"} if user_namespace is None else {"type": "user", "path": user_namespace})
         linux["uidMappings"] = [{"containerID": 0, "hostID": id_base, "size": ID_RANGE}]
         linux["gidMappings"] = [{"containerID": 0, "hostID": id_base, "size": ID_RANGE}]
     bind_options = ["rbind", "ro", "nosuid", "nodev"]
@@ -134,9 +141,8 @@ def runtime_config(
             "env": [f"{key}={value}" for key, value in env.items()],
             "cwd": cwd,
             "capabilities": {"bounding": [], "effective": [], "inheritable": [], "permitted": [], "ambient": []},
-            "rlimits": [
-                {"type": "RLIMIT_CORE", "hard": 0, "soft": 0},
-                {"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024},
+            "rlimits": [] if user_namespace is not None and id_base is not None else [
+                {"type": name, "hard": hard, "soft": soft} for name, soft, hard in INHERITED_RLIMITS
             ],
             "noNewPrivileges": True,
             "oomScoreAdj": 1000,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,9 +21,11 @@ from typing import Any
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.egress.rules import EgressRule
 
-__all__ = ["EgressDecision", "EgressLog", "EgressSummary"]
+__all__ = ["EgressDecision", "EgressLog", "EgressSummary", "target_authority"]
 
 _MAX_TARGET_CHARS = 255
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
+_AUTHORITY = re.compile(r"[A-Za-z0-9._:\[\]%-]{1,255}", re.ASCII)
 
 
 def _printable(text: str | None) -> str | None:
@@ -32,12 +35,31 @@ def _printable(text: str | None) -> str | None:
     return "".join(ch if " " <= ch <= "~" else "?" for ch in clipped)
 
 
+def target_authority(text: str | None) -> str | None:
+    """The ``host[:port]`` of a request target as a client sent it, and nothing else.
+
+    A scheme (``http://``) is dropped, and so is everything from the first ``/``, ``?``,
+    ``#`` or ``\\`` on (path, query, fragment) and everything up to the last ``@``
+    (credentials); what is left must read as a host and port (letters, digits, ``.-_:%[]``),
+    else ``None``: an origin-form target (``/path?token=...``) names no host.
+    """
+    if text is None:
+        return None
+    rest = text.split("://", 1)[1] if "://" in text else text
+    for stop in ("/", "?", "#", "\\"):
+        rest = rest.split(stop, 1)[0]
+    rest = rest.rsplit("@", 1)[-1]
+    return rest if _AUTHORITY.fullmatch(rest) else None
+
+
 @dataclass(frozen=True, slots=True)
 class EgressDecision:
     """One client connection's outcome: the rule, the destination, the bytes each way.
 
-    ``target`` is the host as the client named it (clipped to 255 printable characters)
-    for refusals before the host was read as a name; ``address`` and ``address_class``
+    ``target`` is the host (and port) as the client named it, clipped to 255 printable
+    characters, for refusals before the host was read as a name: only its authority is
+    kept (:func:`target_authority`), never a path, query, fragment or credentials; a
+    ``method`` that is not a standard HTTP method is recorded as ``(other)``; ``address`` and ``address_class``
     are the pinned address (allowed) or the refused one. ``end`` says how an allowed
     connection ended: ``closed`` (both sides), ``idle_timeout``, ``total_timeout``,
     ``error`` or ``proxy_closed``.
@@ -57,6 +79,11 @@ class EgressDecision:
     bytes_down: int = 0
     end: str | None = None
     duration_ms: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "target", target_authority(self.target))
+        if self.method is not None and self.method not in _METHODS:
+            object.__setattr__(self, "method", "(other)")
 
     def to_json(self) -> dict[str, Any]:
         """The decision as a JSON object; absent values are omitted."""

@@ -33,7 +33,6 @@ capture in that container and its grader in the task's container (see
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -76,6 +75,7 @@ from agent_interface.evaluator.experiment.workspace_outcome import (
 )
 from agent_interface.evaluator.gateway import Upstream, upstream_from_spec
 from agent_interface.evaluator.images.host_image import program_python
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.attempt import (
     artifact_bytes,
@@ -305,7 +305,7 @@ class ExactProcessCellRunner:
                 opened.close()
             if route is not None:
                 await route.close()
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch, ignore_errors=True)
 
     async def _grade(self, request: CellRequest, bundle: Any, task: Any, grader: Any,
                      base: dict[str, tuple[int, bytes]],
@@ -398,4 +398,4 @@ def _check_base_tree(task: Any, resolver: Any, pointer: str) -> None:
                                        "the task workspace snapshot is not its repository's base tree",
                                        subject="experiment")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)

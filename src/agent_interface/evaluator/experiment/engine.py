@@ -102,6 +102,10 @@ class ExperimentRunOptions:
     executor: Executor = "auto"
     images: Path | None = None
     image: str | None = None
+    max_document_bytes: int = 64 << 20
+    """The experiment document's size, refused above (``experiment_too_large``) before it is parsed."""
+    max_cells: int = 100_000
+    """The cells (tasks x repetitions x 2 arms), refused above (``experiment_too_large``) before any runs."""
     resources: dict[str, Any] | None = None
     model_upstream: str = "echo"
     model_key_env: str | None = None
@@ -199,7 +203,15 @@ def prepare_experiment(experiment_bytes: bytes, options: ExperimentRunOptions
     from agent_interface.evaluator.run.candidate_run import local_artifact_resolver
     from agent_interface.evaluator.verify.integrity import verify_candidate_bundle
 
+    if len(experiment_bytes) > options.max_document_bytes:
+        raise ContractError.single("", "experiment_too_large",
+                                   f"the experiment document is larger than {options.max_document_bytes} bytes",
+                                   subject="experiment")
     experiment = AgentCandidateExperiment.parse_wire(experiment_bytes)
+    suite = experiment.benchmark.suite
+    if len(suite.task_digests) * suite.reps * 2 > options.max_cells:
+        raise ContractError.single("/benchmark/suite/reps", "experiment_too_large",
+                                   f"the experiment has more than {options.max_cells} cells", subject="experiment")
     experiment.verify_digest()
     experiment.benchmark.suite.verify_digest()
     for index, task in enumerate(experiment.benchmark.tasks):
@@ -259,9 +271,16 @@ def _retryable(experiment: AgentCandidateExperiment, outcome: CellOutcome) -> bo
 def run_experiment(experiment_bytes: bytes, options: ExperimentRunOptions) -> ExperimentRunSummary:
     """Run (or resume) the experiment into ``options.out``; see the module docstring."""
     started = time.monotonic()
-    experiment, verifications = prepare_experiment(experiment_bytes, options)
     directory = RunDirectory(options.out)
-    directory.open(experiment_bytes, experiment.digest)
+    with directory.driver_scratch():  # the driver's own temporary directories, swept on resume
+        experiment, verifications = prepare_experiment(experiment_bytes, options)
+        directory.open(experiment_bytes, experiment.digest)
+        return _open_run(experiment, experiment_bytes, verifications, options, directory, started)
+
+
+def _open_run(experiment: AgentCandidateExperiment, experiment_bytes: bytes,
+              verifications: dict[str, dict[str, Any]], options: ExperimentRunOptions, directory: RunDirectory,
+              started: float) -> ExperimentRunSummary:
     try:
         cells = experiment_cells(experiment)
         ledger = ExperimentLedger(directory, experiment.digest, cells)
@@ -282,7 +301,8 @@ def _run(experiment: AgentCandidateExperiment, experiment_bytes: bytes, verifica
                           None if options.artifacts is None else str(options.artifacts.resolve()), options.runner,
                           options={**_containers(options).options(), "modelUpstream": options.model_upstream,
                                    "modelKeyEnv": options.model_key_env},
-                          resources=options.resources)
+                          resources=options.resources,
+                          scratch=str(directory.scratch.resolve()))
     store = LocalArtifactStore(directory.artifacts)
     ran = 0
     settled_now = 0

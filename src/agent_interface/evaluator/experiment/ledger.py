@@ -25,24 +25,37 @@ that file holds the claimed attempt (recovered), and otherwise returns it to ``p
 (run again under the same idempotency key); a settled cell whose record file is missing
 or altered is run again too. A cell is never counted twice: its row is its one result.
 One process at a time holds the directory (``run_directory_busy``).
+
+The local workers' temporary directories (the cells' providers, workspaces and diffs) go
+under one scratch directory of the run, ``$TMPDIR/aic-run-<16 hex of the directory's
+path>`` (short, as the Unix socket paths inside need; mode 0o711, traversable by a
+container's user as a container provider's root needs but not listable, owned by the runner,
+a pre-existing one of anyone else's refused): opening the run directory sweeps it (what a
+run killed by ``kill -9`` left, mounts under it detached first), closing it removes it, so
+no ``agent-interface-cell-*`` directory outlives a resumed run in the temporary directory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import sqlite3
+import stat
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, ExperimentCell
+from agent_interface.evaluator.images.tree_removal import detach_mounts_below, remove_tree
 from agent_interface.evaluator.run.write_atomic import write_bytes_atomic
 
+_SCRATCH_MODE: Final = 0o711
 __all__ = ["ExperimentLedger", "RunDirectory", "cell_summary"]
 
 _SCHEMA: Final = """
@@ -85,6 +98,8 @@ class RunDirectory:
         self.failed = self.root / "failed"
         self.artifacts = self.root / "artifacts"
         self.results = self.root / "results.json"
+        digest = hashlib.sha256(os.fsencode(self.root.resolve())).hexdigest()[:16]
+        self.scratch = Path(tempfile.gettempdir()) / f"aic-run-{digest}"
         self._lock: int | None = None
 
     def open(self, experiment_bytes: bytes, experiment_digest: str) -> None:
@@ -113,10 +128,54 @@ class RunDirectory:
             write_bytes_atomic(self.experiment, experiment_bytes)
         for directory in (self.cells, self.invalid, self.failed, self.artifacts):
             directory.mkdir(exist_ok=True)
+        self.sweep_scratch()
+
+    @contextlib.contextmanager
+    def driver_scratch(self) -> Iterator[None]:
+        """While inside, this process's temporary directories (``tempfile``) go under the
+        run's scratch directory (made if missing, never swept here: :meth:`open` sweeps it
+        under the lock), so a driver killed mid-step leaves nothing in ``$TMPDIR`` itself."""
+        made = False
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(self.scratch, 0o700)
+            os.chmod(self.scratch, _SCRATCH_MODE)
+            made = True
+        status = os.lstat(self.scratch)
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid() or stat.S_IMODE(status.st_mode) != _SCRATCH_MODE:
+            raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
+        before = tempfile.tempdir
+        tempfile.tempdir = str(self.scratch)
+        try:
+            yield
+        finally:
+            tempfile.tempdir = before
+            if made and self._lock is None:  # refused before the run opened: leave nothing
+                with contextlib.suppress(OSError):
+                    os.rmdir(self.scratch)
+
+    def sweep_scratch(self, *, make: bool = True) -> None:
+        """Empty the run's scratch directory (what a killed run's workers left) and, with
+        ``make``, make it anew: mode 0o711, owned by this process's user, else refused."""
+        for _ in range(3):
+            if self.scratch.is_dir() and not self.scratch.is_symlink():
+                detach_mounts_below(self.scratch)
+            remove_tree(self.scratch, ignore_errors=True)
+            if not make:
+                return
+            try:
+                os.mkdir(self.scratch, 0o700)
+            except FileExistsError:
+                continue
+            os.chmod(self.scratch, _SCRATCH_MODE)
+            status = os.lstat(self.scratch)
+            if stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and stat.S_IMODE(status.st_mode) == _SCRATCH_MODE:
+                return
+        raise _refuse("run_directory_scratch", "the run's scratch directory cannot be made as a private directory")
 
     def close(self) -> None:
-        """Release the directory's lock."""
+        """Remove the run's scratch directory and release the directory's lock."""
         if self._lock is not None:
+            self.sweep_scratch(make=False)
             os.close(self._lock)
             self._lock = None
 

@@ -16,6 +16,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,9 @@ class CellContext:
     runner: Callable[[CellContext], CellRunner] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     resources: dict[str, Any] | None = None
+    scratch: str | None = None
+    """The run's scratch directory (see :class:`~.ledger.RunDirectory`): every cell's
+    temporary directory goes there (made on a Ray node that lacks it), or ``None``."""
 
 
 def exact_process_runner(context: CellContext) -> CellRunner:
@@ -49,10 +53,14 @@ def exact_process_runner(context: CellContext) -> CellRunner:
     from agent_interface.evaluator.experiment.container_cells import ContainerCells
     from agent_interface.evaluator.gateway import upstream_from_spec
 
+    if context.scratch is not None and not os.path.isdir(context.scratch):  # a Ray node other than the driver's
+        os.makedirs(context.scratch, mode=0o700, exist_ok=True)
+        os.chmod(context.scratch, 0o711)
     experiment = AgentCandidateExperiment.parse_wire(context.experiment)
     verifications = {arm: CandidateVerification.parse_wire(wire) for arm, wire in context.verifications.items()}
     return ExactProcessCellRunner(experiment, verifications,
                                   artifacts=None if context.artifacts is None else Path(context.artifacts),
+                                  scratch=None if context.scratch is None else Path(context.scratch),
                                   containers=ContainerCells.from_options(context.options),
                                   resources=context.resources,
                                   upstream=upstream_from_spec(context.options.get("modelUpstream", "echo"),
@@ -91,6 +99,8 @@ def init_worker(context: CellContext) -> None:
     """A local worker process's initializer: keep ``context``; die with the driver."""
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if context.scratch is not None:  # every temporary directory of this worker's cells goes there
+        tempfile.tempdir = context.scratch
     _CONTEXT[:] = [context]
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 import time
@@ -52,6 +51,7 @@ from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.git.sandbox import GitSandbox
 from agent_interface.evaluator.images.safe_tar import ArchiveLimits, unpack_tar
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
 __all__ = [
@@ -294,7 +294,7 @@ def workspace_outcome(task: AgentCandidateBenchmarkTask, base: WorkspaceFiles, r
                 raise WorkspaceGap("workspace_too_large", "the workspace diff is larger than its bound") from None
             raise WorkspaceGap("workspace_capture_failed", "git could not diff the workspace") from None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)
     if not diff.ok:
         raise WorkspaceGap("workspace_capture_failed", "git could not diff the workspace")
     if len(diff.stdout) > limits.max_diff_bytes:

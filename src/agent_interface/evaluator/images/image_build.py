@@ -42,7 +42,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import stat
 import tempfile
 import time
@@ -56,6 +55,7 @@ from .image_reference import check_image_name, check_tag
 from .image_tool import run_tool
 from .oci_import import import_oci_archive
 from .oci_store import OciImageStore, StoredImage
+from .tree_removal import remove_tree
 
 __all__ = [
     "BASES",
@@ -281,7 +281,7 @@ class ImageBuilder:
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path, ignore_errors=True)
 
     def _say(self, text: str) -> None:
         if self._progress is not None:
@@ -327,7 +327,7 @@ class ImageBuilder:
             return found
         started = time.monotonic()
         directory = self.cache / "bases" / spec.key.removeprefix("sha256:")
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory, ignore_errors=True)
         with self._scratch() as scratch:
             tarball, layout = scratch / "base.tar", scratch / "layout"
             commands = self.base_argv(spec, tarball, layout)
@@ -436,7 +436,7 @@ class ImageBuilder:
             if record is not None and archive.is_file() and archive.stat().st_size == record.get("archiveBytes"):
                 return BuiltImage(key, archive, str(record["manifestDigest"]), int(str(record["archiveBytes"])),
                                   built_base, time.monotonic() - started, True, float(str(record["seconds"])))
-            shutil.rmtree(directory, ignore_errors=True)
+            remove_tree(directory, ignore_errors=True)
             build_started = time.monotonic()
             with self._scratch() as scratch:
                 built = scratch / "image.tar"

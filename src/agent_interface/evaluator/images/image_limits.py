@@ -48,7 +48,11 @@ class ImageLimits:
     ``max_unpacked_bytes`` the unpacked bytes of one image, all layers (16 GiB, counted on
     the decompressed stream, so a gzip bomb stops there); ``tool_timeout_s`` one
     ``skopeo`` run (600 s); ``max_tool_output_bytes`` kept of its output (64 KiB);
-    ``max_store_images`` entries of the store's own ``index.json`` (10,000).
+    ``max_store_images`` entries of the store's own ``index.json`` (10,000);
+    ``max_path_depth`` the segments of one layer entry's name (256) and ``max_path_bytes``
+    its UTF-8 length (4,096, Linux's ``PATH_MAX``): a deeper or longer entry is refused
+    (``image_too_large``) before anything is created for it, so no unpacked tree, whiteout
+    or removal ever meets a path the kernel cannot name in one call.
     """
 
     max_document_bytes: int = 4 << 20
@@ -60,3 +64,5 @@ class ImageLimits:
     tool_timeout_s: float = 600.0
     max_tool_output_bytes: int = 64 << 10
     max_store_images: int = 10_000
+    max_path_depth: int = 256
+    max_path_bytes: int = 4096

@@ -49,7 +49,6 @@ import contextlib
 import gzip
 import hashlib
 import os
-import shutil
 import stat
 import tarfile
 import zlib
@@ -58,6 +57,7 @@ from typing import IO, Any, Final
 
 from .image_limits import ImageLimits, ImageRefused
 from .oci_blobs import VerifiedReader
+from .tree_removal import remove_tree_at
 
 __all__ = ["IdMapping", "LayerState", "apply_layer"]
 
@@ -191,7 +191,7 @@ def _remove(state: LayerState, parent: int, leaf: str, path: str, *, keep_dir: b
     if stat.S_ISDIR(info.st_mode):
         if keep_dir:
             return True
-        shutil.rmtree(leaf, dir_fd=parent)
+        remove_tree_at(parent, leaf)
         below = path + "/"
         for name in [n for n in state.dir_modes if n == path or n.startswith(below)]:
             del state.dir_modes[name]
@@ -255,6 +255,10 @@ class _Layer:
         if member.size < 0:
             raise _refuse(name, "a negative size")
         parts = _parts(name)
+        if len(parts) > state.limits.max_path_depth or len(name.encode("utf-8", "surrogateescape")) > (
+            state.limits.max_path_bytes
+        ):
+            raise ImageRefused("image_too_large", "a layer entry's name is deeper or longer than allowed")
         if not parts:
             return  # the root itself: its mode is the store's
         leaf = parts[-1]
@@ -323,20 +327,22 @@ class _Layer:
             os.close(source)
 
     def opaque(self, directory: int, prefix: str) -> None:
-        """Remove from ``directory`` (recursively) every entry this layer did not write."""
-        for child in os.listdir(directory):
-            path = f"{prefix}/{child}" if prefix else child
-            if path not in self.own:
-                _remove(self.state, directory, child, path, keep_dir=False)
+        """Remove from ``directory`` (at any depth, without recursion) every entry this layer did not write."""
+        stack: list[list[str]] = [[]]  # directories to visit, as segments below ``directory``
+        while stack:
+            below = stack.pop()
+            fd = _walk(directory, below, create=False, name=prefix)
+            if fd is None:
                 continue
             try:
-                below = os.open(child, _DIR_FLAGS, dir_fd=directory)
-            except OSError:
-                continue  # a file or a link this layer wrote: kept as it is
-            try:
-                self.opaque(below, path)
+                for child in os.listdir(fd):
+                    path = "/".join([prefix, *below, child] if prefix else [*below, child])
+                    if path not in self.own:
+                        _remove(self.state, fd, child, path, keep_dir=False)
+                    elif stat.S_ISDIR(os.stat(child, dir_fd=fd, follow_symlinks=False).st_mode):
+                        stack.append([*below, child])  # a directory this layer wrote: look inside
             finally:
-                os.close(below)
+                os.close(fd)
 
     def whiteout(self, parts: list[str], name: str) -> None:
         parent = _walk(self.state.root_fd, parts[:-1], create=False, name=name)

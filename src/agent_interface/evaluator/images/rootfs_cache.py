@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -25,6 +24,7 @@ from .image_limits import ImageLimits, ImageRefused
 from .layer_unpack import IdMapping, LayerState, apply_layer
 from .oci_blobs import BlobDirectory
 from .oci_documents import LAYER_MEDIA_TYPES, OciImageConfig, OciManifest, check_digest
+from .tree_removal import remove_tree
 
 __all__ = ["RootfsCache"]
 
@@ -82,13 +82,13 @@ class RootfsCache:
                 return found
             tmp = self.directory / "tmp"
             for stale in tmp.glob(f"{key}.*"):
-                shutil.rmtree(stale, ignore_errors=True)
+                remove_tree(stale, ignore_errors=True)
             work = tmp / f"{key}.{os.getpid()}.{os.urandom(4).hex()}"
             try:
                 self._unpack(work, manifest, config, mapping)
                 os.rename(work, self.directory / "roots" / key)
             except BaseException:
-                shutil.rmtree(work, ignore_errors=True)
+                remove_tree(work, ignore_errors=True)
                 raise
         return self.directory / "roots" / key / "rootfs"
 
@@ -119,5 +119,5 @@ class RootfsCache:
                 return False
             doomed = self.directory / "tmp" / f"{key}.removed.{os.urandom(4).hex()}"
             os.rename(published, doomed)
-            shutil.rmtree(doomed, ignore_errors=True)
+            remove_tree(doomed, ignore_errors=True)
             return True

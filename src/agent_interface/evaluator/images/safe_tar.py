@@ -53,11 +53,14 @@ class ArchiveRefused(ContractError):
 
 @dataclass(frozen=True, slots=True)
 class ArchiveLimits:
-    """Bounds on one archive: entries, bytes of one file, bytes in all."""
+    """Bounds on one archive: entries, bytes of one file, bytes in all, and the depth (path
+    segments) of one entry's name (refused above as ``tar_too_large``: nothing that reads the
+    unpacked tree afterwards meets a path deeper than it)."""
 
     max_entries: int = 100_000
     max_file_bytes: int = 1 << 30
     max_total_bytes: int = 4 << 30
+    max_depth: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,8 @@ def unpack_tar(
                 if not is_safe_relative_path(name, False):
                     raise ArchiveRefused("tar_path_unsafe", "an entry name leaves the directory", member.name)
                 parts = name.split("/")
+                if len(parts) > limits.max_depth:
+                    raise ArchiveRefused("tar_too_large", "an entry's name is deeper than allowed")
                 if name in seen:
                     raise ArchiveRefused("tar_duplicate_path", "the archive names one path twice", name)
                 if member.isdir():

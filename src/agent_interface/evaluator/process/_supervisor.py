@@ -242,6 +242,47 @@ def _private_root(layout: dict[str, Any]) -> str:
 
 
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY, _SYS_MOUNT_SETATTR = -100, 0x8000, 1, 442
+_MNT_DETACH = 2
+
+
+def _mount_point(field: str) -> str:
+    """A ``mountinfo`` mount point with its octal escapes (``\\040`` for a space) decoded."""
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and i + 3 < len(field) and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)
+
+
+def _detach_below(top: str, keep: tuple[str, ...]) -> None:
+    """Detach, in this (private) mount namespace, every mount at or below ``top`` (the
+    provider's directory) but ``keep`` and what leads to them: another live environment's
+    tmpfs (its path, its id and its uid are in its mount options) is then not in this
+    process's ``mountinfo``, and its files are not reachable through it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+        points = [_mount_point(line.split(" ")[4]) for line in handle if line.count(" ") >= 4]
+
+    def under(path: str, base: str) -> bool:
+        return path == base or path.startswith(base.rstrip("/") + "/")
+
+    doomed = {
+        point for point in points
+        if under(point, top) and not any(under(point, kept) or under(kept, point) for kept in keep)
+    }
+    for point in sorted(doomed, key=len, reverse=True):
+        if libc.umount2(os.fsencode(point), _MNT_DETACH) != 0 and ctypes.get_errno() not in (
+            errno.EINVAL, errno.ENOENT
+        ):
+            number = ctypes.get_errno()
+            raise OSError(number, os.strerror(number))
 
 
 def _host_view(view: dict[str, Any]) -> None:
@@ -258,6 +299,8 @@ def _host_view(view: dict[str, Any]) -> None:
     mount = _mounter()
     mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     mount(view["control"], view["control"], None, _MS_BIND)
+    if view.get("hide"):
+        _detach_below(view["hide"], (view["writable"], view["control"]))
     if view.get("freshProc"):
         mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     libc = ctypes.CDLL(None, use_errno=True)

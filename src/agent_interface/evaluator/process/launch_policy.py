@@ -18,6 +18,11 @@ A program that runs another program bypasses that: ``/usr/bin/env -u X sh``,
 
 ``python3 -c CODE`` is allowed: an interpreter running code is not a shell re-parsing
 an argv. Every refusal is ``exact_process_shell`` at ``/executable``.
+
+This is a rule on the launch's argv, not a confinement: a program the image pins may run
+a shell itself (``perl -e 'exec "/bin/sh"'``, ``os.execv("/bin/sh", ...)``, any binary
+calling ``execv``) and nothing here stops it; what holds such a program is the sandbox
+around it (``docs/security.md``).
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ class LocalExactProcessManager:
         spec["mounts"] = await _file_operation(owner._mounts, env, pid)
         spec["hostView"] = None if owner.private_root else {
             "writable": str(env._files), "control": str(env._control / str(pid)),
-            "freshProc": owner._fresh_proc,
+            "freshProc": owner._fresh_proc, "hide": str(owner._root),
         }
         try:
             supervised = await start_supervised(

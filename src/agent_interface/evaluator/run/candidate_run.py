@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Mapping
@@ -75,6 +74,7 @@ from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.gateway import Upstream, upstream_from_spec
 from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.images.oci_store import OciImageStore
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.local_process import LocalExactProcessProvider
 from agent_interface.evaluator.run.attempt import (
     CandidateRunProgress,
@@ -333,7 +333,7 @@ async def run_candidate_async(
             write_json_atomic(work / "run-receipt.json", outcome.to_wire())
         target = publish_output_directory(work, out, pointer="/out")
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work, ignore_errors=True)
         raise
     finally:
         if provider is not None:
@@ -341,7 +341,7 @@ async def run_candidate_async(
         if route is not None:
             await route.close()
         await gateway.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch, ignore_errors=True)
     return CandidateRunResult(
         out=target, plan=plan, materialization_receipt=receipt,
         run_receipt=None if isinstance(outcome, CandidateInvalidCapture) else outcome,

@@ -47,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -68,6 +67,7 @@ from agent_interface.evaluator.container.oci_provider import (
 )
 from agent_interface.evaluator.images.image_paths import find_executable
 from agent_interface.evaluator.images.oci_store import OciImageStore
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.run.image_selection import (
     CONTAINER_ID_BASE,
     SelectedImage,
@@ -297,4 +297,4 @@ def _remove(directory: Path) -> None:
         os.chmod(directory / "input", 0o700)
     with contextlib.suppress(OSError):
         unmount_scratch_tmpfs(directory)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory, ignore_errors=True)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from agent_interface.evaluator.git.limits import GitLimits
 from agent_interface.evaluator.git.patch import patch_names
 from agent_interface.evaluator.git.tree import TreeExport
 from agent_interface.evaluator.git.tree_hash import git_tree_id_of_directory
+from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.run.output_directory import (
     claim_output_directory,
     publish_output_directory,
@@ -155,7 +155,7 @@ def materialize_candidate(
             result[f"{name}Files"] = len(entries)
         publish_output_directory(work, into, pointer="/into")
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work, ignore_errors=True)
         raise
     return CandidateMaterialized.parse_wire(result)
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import tempfile
 from pathlib import Path
 
 from agent_interface.core.errors import ContractError, ContractIssue
+from agent_interface.evaluator.images.tree_removal import remove_tree
 
 __all__ = ["OutputDirectoryRefused", "claim_output_directory", "publish_output_directory"]
 
@@ -102,7 +102,7 @@ def publish_output_directory(work: Path, target: str | os.PathLike[str], *, poin
             path.rmdir()
         os.rename(work, path)
     except OSError as error:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work, ignore_errors=True)
         if error.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
             raise _refuse(pointer, "output_exists", "the target appeared while the command ran") from None
         raise _os_refusal(pointer, error) from None
