@@ -17,12 +17,20 @@ subject does not state twice is ``not_applicable``, never passed.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
-from agent_interface.conformance.bounds import safe_str
+from agent_interface.conformance.bounds import (
+    CallTimedOut,
+    being_cancelled,
+    describe_error,
+    safe_str,
+    settle,
+)
 from agent_interface.conformance.report import CheckRun
+from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.events import AgentEnvironmentEvent
 from agent_interface.provider.turn_result import AgentTurnResult
 from agent_interface.runtime.usage import TokenUsage, aggregate_turn_usage
@@ -34,6 +42,7 @@ __all__ = [
     "check_result_agrees",
     "check_stream_consistency",
     "is_terminal_event",
+    "read_turn_result",
     "stated_sessions",
     "terminal_verdict",
 ]
@@ -252,6 +261,28 @@ def check_result_agrees(
             first = next((i for i, (a, b) in enumerate(zip(kept, delivered, strict=False)) if a != b), min(len(kept), len(delivered)))
             run.fail(f"{prefix}.result_events",
                      f"the result carries {len(kept)} events, the stream delivered {len(delivered)}; they differ from event {first}")
+
+
+async def read_turn_result(handle: Any, timeout: float) -> tuple[AgentTurnResult | None, str]:
+    """What ``handle.result()`` answers within ``timeout`` seconds, parsed, or ``None`` and
+    why there is none (no ``result()``, it timed out, raised or answered no valid
+    :class:`AgentTurnResult`). Never raises but ``KeyboardInterrupt`` and the kit's own
+    cancellation: a broken ``result()`` is the session kits' to judge."""
+    result_of = getattr(handle, "result", None)
+    if not callable(result_of):
+        return None, "the session has no result()"
+    try:
+        return AgentTurnResult.parse_wire(plain_wire(await settle(result_of(), timeout, "result()"))), ""
+    except CallTimedOut as timed_out:
+        return None, str(timed_out)
+    except KeyboardInterrupt:
+        raise
+    except asyncio.CancelledError:
+        if being_cancelled():
+            raise
+        return None, "result() was cancelled"
+    except BaseException as error:
+        return None, f"result() gave no valid AgentTurnResult ({describe_error(error)})"
 
 
 def all_names(prefix: str, names: Iterable[str]) -> tuple[str, ...]:

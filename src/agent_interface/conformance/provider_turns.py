@@ -28,6 +28,7 @@ from agent_interface.conformance.consistency import (
     check_result_agrees,
     check_stream_consistency,
     is_terminal_event,
+    read_turn_result,
 )
 from agent_interface.conformance.report import (
     CheckFailed,
@@ -45,7 +46,7 @@ from agent_interface.provider.protocols import (
     capability_surface_members,
     check_capability_surface,
 )
-from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput, AgentTurnResult
+from agent_interface.provider.turn import AgentSessionRef, AgentTurnInput
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -289,19 +290,14 @@ async def _session_result(environment: Any, session_id: str, timeout: float) -> 
         return None, "the environment has no session() to read the turn's result from"
     try:
         handle = factory(session_id)
-        if inspect.iscoroutine(handle):
-            handle.close()
-            return None, "session(id) answered a coroutine"
-        answer = await settle(handle.result(), timeout, "result()")
-        return AgentTurnResult.parse_wire(plain_wire(answer)), ""
     except KeyboardInterrupt:
         raise
-    except asyncio.CancelledError:
-        if being_cancelled():
-            raise
-        return None, "result() was cancelled"
-    except BaseException as error:  # the session kits judge result() itself
-        return None, f"the session's result() gave no valid AgentTurnResult ({describe_error(error)})"
+    except BaseException as error:  # the session kits judge session() itself
+        return None, f"session(id) raised {describe_error(error)}"
+    if inspect.iscoroutine(handle):
+        handle.close()
+        return None, "session(id) answered a coroutine"
+    return await read_turn_result(handle, timeout)
 
 
 async def check_stream(
@@ -486,18 +482,8 @@ async def _check_dispatched(run: CheckRun, handle: Any, probe: TurnProbe) -> Non
     """The stream checks (:data:`STREAM_CHECKS`, prefix ``session.``) on the dispatched turn:
     its result, then its events read back through ``handle.events()``."""
     assert probe.dispatched is not None
-    result: AgentTurnResult | None = None
-    missing = ""
-    try:  # let the detached turn finish; its outcome is the session kits' to judge
-        result = AgentTurnResult.parse_wire(plain_wire(await settle(handle.result(), probe.timeout, "result()")))
-    except KeyboardInterrupt:
-        raise
-    except asyncio.CancelledError:
-        if being_cancelled():
-            raise
-        missing = "result() was cancelled"
-    except BaseException as error:
-        missing = f"result() gave no valid AgentTurnResult ({describe_error(error)})"
+    # let the detached turn finish; its outcome is the session kits' to judge
+    result, missing = await read_turn_result(handle, probe.timeout)
     events_of = _member(handle, "events")
     raw: list[Any] = []
     ending = "the session handle has no events()"

@@ -45,6 +45,7 @@ from agent_interface.conformance.consistency import (
     check_result_agrees,
     check_stream_consistency,
     is_terminal_event,
+    read_turn_result,
 )
 from agent_interface.conformance.provider_turns import check_event_order
 from agent_interface.conformance.report import (
@@ -61,7 +62,6 @@ from agent_interface.core.errors import ContractError
 from agent_interface.durable.portable_context import plain_wire
 from agent_interface.environment.capabilities import AgentEnvironmentCapabilities
 from agent_interface.environment.events import AgentEnvironmentEvent
-from agent_interface.provider.turn_result import AgentTurnResult
 from agent_interface.runtime.control import AgentRunControlRef, same_agent_run_control_ref
 
 __all__ = [
@@ -342,24 +342,7 @@ async def _replayed_stream(
     """The ``replay.*`` checks on the replayed events and the session's ``result()``."""
     check_event_order(run, events, "replay", ids=False)
     check_stream_consistency(run, events, session_id, "replay")
-    result: AgentTurnResult | None = None
-    missing = ""
-    result_of = getattr(session, "result", None)
-    if not callable(result_of):
-        missing = "the session has no result()"
-    else:
-        try:
-            result = AgentTurnResult.parse_wire(plain_wire(await settle(result_of(), timeout, "result()")))
-        except CallTimedOut as timed_out:
-            missing = str(timed_out)
-        except KeyboardInterrupt:
-            raise
-        except asyncio.CancelledError:
-            if being_cancelled():
-                raise
-            missing = "result() was cancelled"
-        except BaseException as error:
-            missing = f"result() gave no valid AgentTurnResult ({describe_error(error)})"
+    result, missing = await read_turn_result(session, timeout)
     check_result_agrees(run, events, result, session_id, "replay", missing or "no result", bool(missing))
 
 
