@@ -66,6 +66,18 @@ class ModelCallRecord:
         """Whether the call reached (or was sent towards) the upstream: a model call."""
         return self.refusal is None
 
+    def wire_call(self, model: str) -> dict[str, Any]:
+        """This call as a settlement's wire call (``agentCandidateModelSettlementCall``): a call
+        that did not succeed (failed, or still in flight) is ``failed``; ``model`` is the
+        resolved model the receipt names."""
+        return {"callId": self.call_id, "generationId": self.generation_id, "traceSpanId": self.generation_id,
+                "status": "succeeded" if self.status == "succeeded" else "failed", "model": model,
+                "startedAtMs": self.started_at_ms, "endedAtMs": max(self.ended_at_ms, self.started_at_ms),
+                "inputTokens": self.input_tokens, "accountedInputTokens": self.accounted_input_tokens,
+                "outputTokens": self.output_tokens, "cachedInputTokens": self.cached_input_tokens,
+                "reasoningTokens": self.reasoning_tokens, "costUsdNanos": self.cost_usd_nanos,
+                "costProvenance": self.cost_provenance}
+
     def event(self) -> dict[str, Any]:
         """The trace event of this record (``model.call`` or ``model.request_refused``)."""
         if self.refusal is not None:
@@ -127,16 +139,7 @@ class GatewaySettlement:
         Refusals are left out (they are not model calls); a call still in flight is
         ``failed``. ``model`` is the resolved model the receipt names.
         """
-        return [
-            {"callId": c.call_id, "generationId": c.generation_id, "traceSpanId": c.generation_id,
-             "status": "succeeded" if c.status == "succeeded" else "failed", "model": model,
-             "startedAtMs": c.started_at_ms, "endedAtMs": max(c.ended_at_ms, c.started_at_ms),
-             "inputTokens": c.input_tokens, "accountedInputTokens": c.accounted_input_tokens,
-             "outputTokens": c.output_tokens, "cachedInputTokens": c.cached_input_tokens,
-             "reasoningTokens": c.reasoning_tokens, "costUsdNanos": c.cost_usd_nanos,
-             "costProvenance": c.cost_provenance}
-            for c in self.calls if c.refusal is None
-        ]
+        return [c.wire_call(model) for c in self.calls if c.refusal is None]
 
     def usage(self) -> dict[str, Any]:
         """The usage totals in the settlement's wire names (``inputTokens`` is the accounted input)."""

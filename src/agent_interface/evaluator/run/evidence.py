@@ -126,18 +126,7 @@ def _settlement(capture: RunCapture, plan: AgentCandidateExecutionPlanEvidence) 
     material = plan.material
     resolved = material.model.resolved
     limits = material.limits
-    calls = [
-        {
-            "callId": call.call_id, "generationId": call.generation_id, "traceSpanId": call.generation_id,
-            "status": call.status, "model": resolved.model,
-            "startedAtMs": call.started_at_ms, "endedAtMs": call.ended_at_ms,
-            "inputTokens": call.input_tokens, "accountedInputTokens": call.accounted_input_tokens,
-            "outputTokens": call.output_tokens, "cachedInputTokens": call.cached_input_tokens,
-            "reasoningTokens": call.reasoning_tokens, "costUsdNanos": call.cost_usd_nanos,
-            "costProvenance": call.cost_provenance,
-        }
-        for call in capture.calls
-    ]
+    calls = [call.wire_call(resolved.model) for call in capture.calls]
     usage: dict[str, Any] = {
         "inputTokens": sum(c["accountedInputTokens"] for c in calls),
         "outputTokens": sum(c["outputTokens"] for c in calls),
