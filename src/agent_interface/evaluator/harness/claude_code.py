@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from agent_interface.candidate.profile import AgentCandidateProfile
+from agent_interface.core.errors import json_pointer
 from agent_interface.evaluator.harness.adapter import (
     GatewayAccess,
     HarnessApi,
@@ -67,7 +68,7 @@ _HOOK_EVENTS: Final = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit"
 def _hooks(fields: ProfileFields) -> dict[str, Any]:
     hooks: dict[str, Any] = {}
     for event, commands in (fields.take("/hooks") or {}).items():
-        pointer = "/hooks/" + event.replace("~", "~0").replace("/", "~1")
+        pointer = json_pointer(("hooks", event))
         if event not in _HOOK_EVENTS:
             fields.refuse(pointer, "Claude Code has no hook event of this name")
             continue
@@ -97,7 +98,7 @@ def _permission_entries(fields: ProfileFields) -> dict[str, list[str]]:
     for name, enabled in (fields.take("/tools") or {}).items():
         lists["allow" if enabled else "deny"].append(name)
     for name, rule in (fields.take("/permissions") or {}).items():
-        pointer = "/permissions/" + name.replace("~", "~0").replace("/", "~1")
+        pointer = json_pointer(("permissions", name))
         rules = rule.items() if isinstance(rule, Mapping) else [(None, rule)]
         for pattern, value in rules:
             if value == "ask":
@@ -230,7 +231,7 @@ class ClaudeCodeAdapter:
 
     def _subagents(self, fields: ProfileFields, model: str) -> None:
         for name, spec in (fields.take("/subagents") or {}).items():
-            pointer = "/subagents/" + name.replace("~", "~0").replace("/", "~1")
+            pointer = json_pointer(("subagents", name))
             if not fields_name_ok(name):
                 fields.refuse(pointer, "the name must be one path segment of [A-Za-z0-9._-]", code="unsafe_resource_name")
                 continue

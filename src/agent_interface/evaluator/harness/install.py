@@ -29,6 +29,7 @@ __all__ = [
     "locate_cli",
     "npm_install_argv",
     "observed_version",
+    "version_in",
 ]
 
 HARNESS_CLI_PREFIX_ENV: Final = "AGENT_INTERFACE_HARNESS_CLIS"
@@ -57,6 +58,13 @@ HARNESS_CLI_PINS: Final = (
 """The pinned CLIs (Claude Code 2.1.332 installs on node 20 with an engines warning and runs)."""
 
 _VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
+
+
+def version_in(output: str, exit_code: int) -> str | None:
+    """The version a ``--version`` run printed (its first ``X.Y.Z[-tag]``), or ``None`` when it
+    did not exit 0 or printed none. ``output`` is what was kept of its standard output."""
+    found = _VERSION.search(output) if exit_code == 0 else None
+    return None if found is None else found.group(0)
 
 
 def harness_cli_prefix() -> Path:
@@ -95,10 +103,10 @@ def observed_version(binary: str | os.PathLike[str], *, timeout: float = 30.0) -
             code = done.returncode
         except (OSError, subprocess.TimeoutExpired):
             output, code = "", -1
-    found = _VERSION.search(output) if code == 0 else None
+    found = version_in(output, code)
     if found is None:
         raise ContractError(
             [ContractIssue("/harnessVersion", "harness_version_unknown", "the harness binary reported no version")],
             subject="harness version",
         )
-    return found.group(0)
+    return found

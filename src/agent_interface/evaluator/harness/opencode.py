@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from agent_interface.candidate.profile import AgentCandidateProfile
+from agent_interface.core.errors import json_pointer
 from agent_interface.evaluator.harness.adapter import (
     GatewayAccess,
     HarnessApi,
@@ -160,7 +161,7 @@ class OpencodeAdapter:
             config["tools"] = dict(tools)
             fields.setting("/tools", "opencode.json:tools", json.dumps(tools, sort_keys=True))
         for name, rule in (fields.take("/permissions") or {}).items():
-            pointer = "/permissions/" + name.replace("~", "~0").replace("/", "~1")
+            pointer = json_pointer(("permissions", name))
             values = rule.values() if isinstance(rule, Mapping) else [rule]
             if "ask" in values:
                 fields.refuse(pointer, "'ask' needs someone to answer, and no one does in a measured run")
@@ -216,7 +217,7 @@ class OpencodeAdapter:
     def _subagents(fields: ProfileFields, model_ref: str, model: str) -> dict[str, Any]:
         agents: dict[str, Any] = {}
         for name, spec in (fields.take("/subagents") or {}).items():
-            pointer = "/subagents/" + name.replace("~", "~0").replace("/", "~1")
+            pointer = json_pointer(("subagents", name))
             entry: dict[str, Any] = {"mode": "subagent", "description": spec.get("description") or name}
             if spec.get("prompt"):
                 entry["prompt"] = spec["prompt"]

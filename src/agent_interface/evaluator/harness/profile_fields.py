@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from agent_interface.candidate.profile import AgentCandidateProfile
 from agent_interface.core.contract_limits import is_safe_relative_path
-from agent_interface.core.errors import ContractError, ContractIssue
+from agent_interface.core.errors import ContractError, ContractIssue, json_pointer
 from agent_interface.evaluator.harness.adapter import HarnessSetting, NativeFile, ReportedField
 from agent_interface.profile.agent_profile import AgentProfile
 from agent_interface.profile.harness import HarnessType
@@ -57,10 +57,6 @@ def with_front_matter(name: str, content: str, description: str) -> str:
             return f"---\nname: {name}\n{content[4:]}"
         return content
     return f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n\n{content}"
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 @dataclass(frozen=True)
@@ -273,7 +269,7 @@ class ProfileFields:
         remote servers refused (the run's only network is the model gateway)."""
         servers: list[LocalMcpServer] = []
         for name, spec in (self.take("/mcp") or {}).items():
-            pointer = f"/mcp/{_escape(name)}"
+            pointer = json_pointer(("mcp", name))
             if spec.get("enabled") is False:
                 servers.append(LocalMcpServer(name, pointer, False))
                 continue
@@ -282,7 +278,7 @@ class ProfileFields:
                             code="remote_mcp_unsupported")
                 continue
             args = [self.config_text(f"{pointer}/args/{i}", value) for i, value in enumerate(spec.get("args") or ())]
-            env = [(key, self.config_text(f"{pointer}/env/{_escape(key)}", value))
+            env = [(key, self.config_text(pointer + json_pointer(("env", key)), value))
                    for key, value in (spec.get("env") or {}).items()]
             if any(arg is None for arg in args) or any(value is None for _, value in env):
                 continue

@@ -29,7 +29,6 @@ specification requires. Then:
 from __future__ import annotations
 
 import contextlib
-import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -41,6 +40,7 @@ from agent_interface.evaluator.egress.forwarder import proxy_environment
 from agent_interface.evaluator.harness.adapter import GatewayAccess, HarnessAdapter, HarnessLaunch
 from agent_interface.evaluator.harness.adapters import adapter_for
 from agent_interface.evaluator.harness.bundle_plan import harness_cli_of, native_lowering
+from agent_interface.evaluator.harness.install import version_in
 from agent_interface.evaluator.harness.observation import observe
 from agent_interface.evaluator.run.evidence import RunCapture
 from agent_interface.evaluator.run.model_access import (
@@ -58,7 +58,6 @@ HARNESS_TASK_ROOT: Final = "/tangle/task"
 HARNESS_HOME: Final = "/tangle/home"
 """The harness's ``$HOME`` in the environment (its home-rooted native files are written there)."""
 
-_VERSION: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.-]+)?")
 _VERSION_TIMEOUT_MS: Final = 30_000
 
 
@@ -121,8 +120,8 @@ async def _observed_version(environment: Any, launch: HarnessLaunch) -> str:
     except ContractError:
         return "unknown"
     wire = termination.to_wire() if hasattr(termination, "to_wire") else dict(termination)
-    found = _VERSION.search(output) if wire.get("exitCode") == 0 else None
-    return "unknown" if found is None else found.group(0)
+    exit_code = wire.get("exitCode")
+    return version_in(output, exit_code if isinstance(exit_code, int) else -1) or "unknown"
 
 
 async def open_harness_attempt(bundle: AgentCandidateBundle, host: GatewayHost | None, *, run_id: str,
