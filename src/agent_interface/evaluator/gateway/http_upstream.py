@@ -19,6 +19,7 @@ the agent: infrastructure, not model calls. A connection that cannot be made is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
@@ -203,8 +204,5 @@ class AnthropicUpstream(_HttpUpstream):
     async def send(self, call: UpstreamCall) -> UpstreamResponse:
         """Send ``call`` with an ``anthropic-version`` header (the agent's, else ``2023-06-01``)."""
         if "anthropic-version" not in call.headers:
-            call = UpstreamCall(api=call.api, path=call.path, query=call.query,
-                                headers={**call.headers, "anthropic-version": "2023-06-01"}, body=call.body,
-                                payload=call.payload, stream=call.stream, run_id=call.run_id,
-                                max_output_tokens=call.max_output_tokens)
+            call = dataclasses.replace(call, headers={**call.headers, "anthropic-version": "2023-06-01"})
         return await super().send(call)

@@ -15,10 +15,11 @@ priority) requests; a cache write is priced as ordinary input.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from agent_interface.evaluator.gateway.served_model import dated_family
 
 __all__ = ["PRICE_TABLE", "PRICE_TABLE_VERSION", "ModelPrice", "price_for"]
 
@@ -73,15 +74,10 @@ PRICE_TABLE: Final[Mapping[str, ModelPrice]] = {
     "claude-3-5-haiku": ModelPrice(800, 80, 4000),
 }
 
-_DATED = re.compile(r"(.+?)(?:-20[0-9]{2}-?[0-9]{2}-?[0-9]{2}|-latest)", re.ASCII)
-
-
 def price_for(model: str, table: Mapping[str, ModelPrice] = PRICE_TABLE) -> ModelPrice | None:
     """The price of ``model``: its entry, or the entry of the family of a dated snapshot
     (``gpt-4o-2024-08-06``, ``claude-sonnet-4-5-20250929``, ``...-latest``); else ``None``."""
     if model in table:
         return table[model]
-    match = _DATED.fullmatch(model)
-    if match is not None:
-        return table.get(match.group(1))
-    return None
+    family = dated_family(model)
+    return None if family is None else table.get(family)

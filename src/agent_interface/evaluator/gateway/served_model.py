@@ -19,17 +19,24 @@ from __future__ import annotations
 import re
 from typing import Final, Literal
 
-__all__ = ["ServedMatch", "served_match"]
+__all__ = ["ServedMatch", "dated_family", "served_match"]
 
 ServedMatch = Literal["exact", "alias", "substituted", "unknown"]
 
 _DATED: Final = re.compile(r"(.+?)(?:-20[0-9]{2}-?[0-9]{2}-?[0-9]{2}|-latest)", re.ASCII)
 
 
+def dated_family(name: str) -> str | None:
+    """The family of a dated snapshot or ``-latest`` name (``gpt-4o`` of
+    ``gpt-4o-2024-08-06``, ``claude-sonnet-4-5`` of ``claude-sonnet-4-5-20250929``), or
+    ``None`` when ``name`` is neither."""
+    match = _DATED.fullmatch(name)
+    return match.group(1) if match is not None else None
+
+
 def _family(name: str) -> str:
     name = name.rsplit("/", 1)[-1]
-    match = _DATED.fullmatch(name)
-    return match.group(1) if match is not None else name
+    return dated_family(name) or name
 
 
 def served_match(served: str | None, model: str, snapshot: str | None = None) -> ServedMatch:
