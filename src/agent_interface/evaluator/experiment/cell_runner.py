@@ -51,9 +51,7 @@ from agent_interface.candidate.experiment import (
 )
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
-from agent_interface.candidate.plan_builders import model_network
 from agent_interface.candidate.verification_result import CandidateVerification
-from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.experiment.cells import CellOutcome, CellRequest, failed_outcome
 from agent_interface.evaluator.experiment.container_cells import ContainerCells
@@ -95,6 +93,7 @@ from agent_interface.evaluator.run.model_access import (
     GatewayHost,
     HostModelRoute,
     gateway_isolation,
+    model_grant_digest,
 )
 from agent_interface.evaluator.verify.artifact_store import LocalArtifactStore
 
@@ -233,10 +232,7 @@ class ExactProcessCellRunner:
             model, harness = await open_harness_attempt(
                 bundle, self.gateway if calls_allowed else None, run_id=request.execution_id, task=task,
                 system_prompt=system_prompt(bundle), proxy_port=proxy_port, task_root=HARNESS_TASK_ROOT)
-            grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1",
-                                      "executionId": request.execution_id, "resolved": task.model.to_wire(),
-                                      "limits": task.limits.to_wire(),
-                                      "network": model_network(task.limits.max_model_calls)})
+            grant = model_grant_digest(request.execution_id, task)
             placement = CandidateRunPlacement(
                 experiment_digest=experiment.digest, execution_id=request.execution_id,
                 container=provider.plan_container if in_container else local_container(provider.image),

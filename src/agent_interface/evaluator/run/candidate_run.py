@@ -60,7 +60,6 @@ from agent_interface.candidate.execution_plan import (
 )
 from agent_interface.candidate.invalid_capture import CandidateInvalidCapture
 from agent_interface.candidate.materialization import materialization_receipt
-from agent_interface.candidate.plan_builders import model_network
 from agent_interface.candidate.receipts import (
     AgentCandidateMaterializationReceipt,
     AgentCandidateRunReceipt,
@@ -97,6 +96,7 @@ from agent_interface.evaluator.run.model_access import (
     GatewayHost,
     HostModelRoute,
     gateway_isolation,
+    model_grant_digest,
 )
 from agent_interface.evaluator.run.output_directory import (
     claim_output_directory,
@@ -265,8 +265,8 @@ async def run_candidate_async(
         else:
             executable = host_executable(parsed)
             if calls_allowed:
-                isolation = gateway_isolation(isolation, scratch / "netns")
                 route = HostModelRoute(gateway, scratch)
+                isolation = gateway_isolation(isolation, route.namespace)
                 await route.open()
             proxy_port = HOST_PROXY_PORT
             provider = LocalExactProcessProvider(
@@ -286,9 +286,7 @@ async def run_candidate_async(
         model, harness = await open_harness_attempt(
             parsed, gateway, run_id=execution_id, task=task, system_prompt=system_prompt(parsed),
             proxy_port=proxy_port, task_root=HARNESS_TASK_ROOT)
-        grant = canonical_digest({"kind": "agent-interface.model-gateway-grant.v1", "executionId": execution_id,
-                                  "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
-                                  "network": model_network(task.limits.max_model_calls)})
+        grant = model_grant_digest(execution_id, task)
         placement = CandidateRunPlacement(
             experiment_digest=experiment_digest or canonical_digest(
                 {"kind": "agent-interface.local-run", "suite": suite.digest}),

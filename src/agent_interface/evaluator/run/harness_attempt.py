@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agent_interface.candidate.bundle import AgentCandidateBundle
-from agent_interface.candidate.plan_builders import NativeProfileLowering
+from agent_interface.candidate.plan_builders import GATEWAY_TOKEN_ENV_NAMES, NativeProfileLowering
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.egress.forwarder import proxy_environment
@@ -85,9 +85,8 @@ class HarnessAttempt:
         """The plan's launch ``request`` (cwd, time limit) with the adapter's argv and env and
         the proxy variables (no token: :meth:`ModelAccess.launch` adds it)."""
         argv = self.launch.argv
-        env = {**self.launch.env, **proxy_environment(self.proxy_port)}
-        env.pop("OPENAI_API_KEY", None)
-        env.pop("ANTHROPIC_API_KEY", None)
+        env = {name: value for name, value in {**self.launch.env, **proxy_environment(self.proxy_port)}.items()
+               if name not in GATEWAY_TOKEN_ENV_NAMES}
         return {**request, "executable": argv[0], "args": list(argv[1:]), "env": env, "stdin": ""}
 
     def record(self, capture: RunCapture, settled: ModelSettled) -> None:

@@ -50,8 +50,13 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-from agent_interface.candidate.plan_builders import GATEWAY_DOMAIN, GATEWAY_TOKEN_ENV_NAMES
+from agent_interface.candidate.plan_builders import (
+    GATEWAY_DOMAIN,
+    GATEWAY_TOKEN_ENV_NAMES,
+    model_network,
+)
 from agent_interface.candidate.tasks import AgentCandidateBenchmarkTask
+from agent_interface.core.canonical import canonical_digest
 from agent_interface.core.errors import ContractError
 from agent_interface.evaluator.container.environment_egress import EgressLoop
 from agent_interface.evaluator.container.network_namespace import (
@@ -82,6 +87,7 @@ __all__ = [
     "gateway_egress",
     "gateway_egress_settings",
     "gateway_isolation",
+    "model_grant_digest",
 ]
 
 T = TypeVar("T")
@@ -96,6 +102,14 @@ there, with no capability, cannot bind it first)."""
 
 def _refuse(pointer: str, code: str, message: str) -> ContractError:
     return ContractError.single(pointer, code, message, subject="model gateway")
+
+
+def model_grant_digest(execution_id: str, task: AgentCandidateBenchmarkTask) -> str:
+    """The plan's ``grantDigest``: the model grant of one attempt (its execution, the task's
+    resolved model and limits, and the network access the plan binds)."""
+    return canonical_digest({"kind": "agent-interface.model-gateway-grant.v1", "executionId": execution_id,
+                             "resolved": task.model.to_wire(), "limits": task.limits.to_wire(),
+                             "network": model_network(task.limits.max_model_calls)})
 
 
 class GatewayHost:
