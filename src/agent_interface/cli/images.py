@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_interface.cli.conventions import EXIT_OK, EXIT_REFUSED, CommandError, emit_json
+from agent_interface.cli.candidate_inputs import refused
+from agent_interface.cli.conventions import EXIT_OK, CommandError, emit_json
 from agent_interface.core.errors import ContractError
 
 __all__ = ["cmd_image_build", "cmd_image_list", "register"]
@@ -35,16 +36,6 @@ def _store(path: str) -> Any:
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError("not_a_directory", "not a directory", document=path)
     return OciImageStore(path)
-
-
-def _refused(args: argparse.Namespace, document: str, error: ContractError) -> int:
-    if args.json:
-        emit_json({"document": document, "verdict": "refused", "issues": [i.to_dict() for i in error.issues]})
-    else:
-        print(f"{document}: refused", file=sys.stderr)
-        for issue in error.issues:
-            print(f"  {issue.path or '/'}: {issue.message} [{issue.code}]", file=sys.stderr)
-    return EXIT_REFUSED
 
 
 def _base(args: argparse.Namespace) -> Any:
@@ -106,7 +97,7 @@ def cmd_image_build(args: argparse.Namespace) -> int:
         built = build_into_store(store, args.containerfile, name=args.name, tag=args.tag, base=base,
                                  context=args.context, builder=builder, on=args.on)
     except ContractError as error:
-        return _refused(args, args.containerfile, error)
+        return refused(args, args.containerfile, error)
     summary = built.to_json()
     if args.json:
         emit_json({"document": args.containerfile, "verdict": "built", **summary})
