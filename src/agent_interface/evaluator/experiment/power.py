@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from agent_interface.candidate.experiment import AgentCandidateExperiment
 from agent_interface.evaluator.experiment.decision import minimum_tasks, one_sided_alpha
+from agent_interface.evaluator.experiment.inference import critical_quantile
 from agent_interface.evaluator.experiment.student_t import t_quantile
 
 __all__ = [
@@ -65,10 +67,11 @@ def detectable_delta(spread: float, tasks: int, level: float) -> float:
     if tasks < minimum_tasks(level):
         return math.inf
     degrees = tasks - 1
-    factor = t_quantile(1 - one_sided_alpha(level), degrees) + t_quantile(POWER_TARGET, degrees)
+    factor = critical_quantile(level, degrees) + t_quantile(POWER_TARGET, degrees)
     return factor * spread / math.sqrt(tasks)
 
 
+@lru_cache(maxsize=256)
 def tasks_needed(effect: float, spread: float, level: float) -> int | None:
     """The fewest tasks that detect a true ``effect`` above the threshold with
     :data:`POWER_TARGET` probability, or ``None`` (no positive effect, or more than
