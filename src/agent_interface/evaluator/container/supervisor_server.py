@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.process.control_directory import supervisor_boot
+from agent_interface.evaluator.process.control_directory import handshake_result, supervisor_boot
 
 __all__ = ["SupervisorServer", "shared_supervisor_server"]
 
@@ -118,10 +118,7 @@ class SupervisorServer:
                 return "supervisor"
             raise
         os.close(read_end)
-        words = line.decode("ascii", "replace").split()
-        if words == ["ok"]:
-            return None
-        return words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
+        return handshake_result(line)
 
     def close_locked(self) -> None:
         """End the server (its socket closed: it exits); the caller holds the guard."""

@@ -41,6 +41,7 @@ __all__ = [
     "ExactProcessHandle",
     "OutputStream",
     "boot_id",
+    "handshake_result",
     "read_json",
     "run_supervisor",
     "start_ticks",
@@ -54,6 +55,9 @@ OutputStream = Literal["stdout", "stderr"]
 _BOOT: Final = "import marshal, sys; exec(marshal.loads(sys.stdin.buffer.read()))"
 """Runs the supervisor's code object read from stdin (compiled once, by this interpreter)."""
 
+_BOOT_ARGS: Final = ("-I", "-S", "-B", "-c", _BOOT)
+"""The interpreter's arguments that start a supervisor (isolated mode, then :data:`_BOOT`)."""
+
 _CHUNK: Final = 65536
 _FAST_WAIT_SECONDS: Final = 2.0
 _TERMINATION = wire_adapter(AgentExactProcessTermination)
@@ -65,10 +69,19 @@ def _supervisor_code(script: str) -> bytes:
     return marshal.dumps(compile(source, script, "exec", dont_inherit=True))
 
 
+def handshake_result(line: bytes) -> str | None:
+    """A supervisor's handshake line read: ``None`` for ``ok``, else the word after
+    ``error`` (``"supervisor"`` when there is none)."""
+    words = line.decode("ascii", "replace").split()
+    if words == ["ok"]:
+        return None
+    return words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
+
+
 def supervisor_boot(script: str) -> tuple[tuple[str, ...], bytes]:
     """How a supervisor ``script`` is started: the command (this interpreter, isolated
     mode, running the code object read from stdin; arguments follow) and that code."""
-    return (os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _BOOT), _supervisor_code(script)
+    return (os.path.realpath(sys.executable), *_BOOT_ARGS), _supervisor_code(script)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -324,7 +337,7 @@ async def run_supervisor(
     killed and ``cleanup(launcher)`` runs, shielded, before the exception goes on.
     """
     launcher = await asyncio.create_subprocess_exec(
-        *command, "-I", "-S", "-B", "-c", _BOOT, str(control),
+        *command, *_BOOT_ARGS, str(control),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -344,7 +357,4 @@ async def run_supervisor(
             launcher.kill()
         await asyncio.shield(cleanup(launcher))
         raise
-    words = line.decode("ascii", "replace").split()
-    if words == ["ok"]:
-        return None
-    return words[1] if len(words) > 1 and words[0] == "error" else "supervisor"
+    return handshake_result(line)
