@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from .image_limits import ImageRefused
+from .image_paths import DEFAULT_SEARCH_PATH
 from .image_reference import check_image_name, check_tag
 from .image_tool import run_tool
 from .oci_import import import_oci_archive
@@ -74,7 +75,7 @@ BUILD_CA_PATH: Final = "/run/agent-interface-build/ca-certificates.crt"
 """Where ``ca_certificates`` is bound during ``RUN`` steps (the build argument
 ``BUILD_CA_CERTIFICATES`` names it); never part of the image."""
 _BASE_TAG: Final = "base"
-_PATH_ENV: Final = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_PATH_ENV: Final = "PATH=" + DEFAULT_SEARCH_PATH
 _PACKAGE_RE: Final = re.compile(r"[a-z0-9][a-z0-9+.-]*")
 _SUITE_RE: Final = re.compile(r"[a-z][a-z0-9-]*")
 _CACHE_PATH_RE: Final = re.compile(r"[^:@+\[\]\s]+")

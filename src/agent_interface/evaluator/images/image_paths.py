@@ -26,7 +26,8 @@ from typing import Final
 __all__ = ["DEFAULT_SEARCH_PATH", "find_executable", "stat_in_root"]
 
 DEFAULT_SEARCH_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-"""The search path of a launch whose environment names no ``PATH``."""
+"""The conventional search path: the ``PATH`` a base image built here sets
+(:mod:`.image_build`). A launch is looked up along its own ``PATH`` only."""
 
 _MAX_LINKS: Final = 40
 _DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", 0)
