@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 from agent_interface.conformance.bounds import (
@@ -38,7 +38,6 @@ from agent_interface.runtime.usage import TokenUsage, aggregate_turn_usage
 __all__ = [
     "RESULT_CHECKS",
     "STREAM_CONSISTENCY_CHECKS",
-    "all_names",
     "check_result_agrees",
     "check_stream_consistency",
     "is_terminal_event",
@@ -283,8 +282,3 @@ async def read_turn_result(handle: Any, timeout: float) -> tuple[AgentTurnResult
         return None, "result() was cancelled"
     except BaseException as error:
         return None, f"result() gave no valid AgentTurnResult ({describe_error(error)})"
-
-
-def all_names(prefix: str, names: Iterable[str]) -> tuple[str, ...]:
-    """``names`` under ``prefix``."""
-    return tuple(f"{prefix}.{name}" for name in names)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -287,7 +287,3 @@ class ProfileFields:
                 tuple((k, v) for k, v in env if v is not None), spec.get("cwd"),
             ))
         return servers
-
-    def take_all(self, pointers: Iterable[str]) -> None:
-        """Mark ``pointers`` handled (their values were read through :meth:`get`)."""
-        self._taken.update(pointers)
