@@ -19,10 +19,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import shutil
 import uuid
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+from agent_interface.evaluator.images.tree_removal import remove_tree
 
 __all__ = [
     "is_mounted",
@@ -101,18 +102,4 @@ def remove_environment_directories(directory: Path, control: Path) -> None:
     """Detach the environment's tmpfs, then delete ``directory`` and ``control``."""
     unmount(directory / "fs")
     for tree in (directory, control):
-        _remove_tree(tree)
-
-
-def _remove_tree(directory: Path) -> None:
-    def unlock(_function: Any, path: str, _info: Any) -> None:
-        parent = os.path.dirname(path)
-        os.chmod(parent, 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, onerror=unlock)
-        else:
-            os.unlink(path)
-
-    if directory.exists():
-        shutil.rmtree(directory, onerror=unlock)
+        remove_tree(tree)
