@@ -13,25 +13,36 @@ PID namespace, not in its file system, not at any path it can reach.
   **supervisor server** (``--serve FD``, :mod:`.supervisor_server`): one long-lived
   interpreter per provider OS process, so a spawn costs a ``fork``, not an interpreter's
   start. Run directly with a control directory, this script is its own launcher.
-* The **supervisor** starts a new session, becomes a child subreaper, runs
-  ``runc run --detach`` with the program's stdin (a file or ``/dev/null``), two pipes for
-  its stdout and stderr, a status pipe (descriptor 3) and an exec-report pipe (4). When
-  ``runc`` exits, the container's init (its PID 1, see
-  :mod:`.static_programs`) becomes the supervisor's child. The supervisor copies stdout
-  and stderr into bounded capture files (bytes past ``outputLimit`` are counted, not
-  kept), enforces the launch's timeout and the environment's lifetime with
-  ``runc kill KILL`` (and ``SIGKILL`` to the init, its child), reads the program's raw
-  wait status from the init, and removes the container with ``runc delete -f``. Then it
-  writes ``termination.json``, atomically, last.
+* The **supervisor** starts a new session, becomes a child subreaper and runs
+  ``runc run`` in the foreground (one ``runc`` process creates, starts, waits for and
+  removes the container, as a bare ``runc run`` does) with the program's stdin (a file
+  or ``/dev/null``), two pipes for its stdout and stderr, one end of a socket pair as
+  descriptor 3 (the status channel) and an exec-report pipe as descriptor 4. The
+  container's init (its PID 1, see :mod:`.static_programs`) writes 4 bytes on
+  descriptor 4 once the program's ``execve`` is done (0, or the ``errno`` that refused
+  it): only then does the supervisor answer ``ok``. The supervisor copies stdout and
+  stderr into bounded capture files (bytes past ``outputLimit`` are counted, not kept)
+  and enforces the launch's timeout and the environment's lifetime with ``SIGKILL`` to
+  the init through a pidfd (which ends every process of the container). When the
+  program ends, the init writes its raw wait status on the status channel and holds:
+  the supervisor reads the container's OOM record while its cgroup still exists, then
+  closes its end, the init exits and ``runc`` removes the container. When ``runc`` has
+  ended and the captures are drained, the supervisor writes ``termination.json``,
+  atomically, last.
 
 ``SIGTERM`` to the supervisor is a cancellation by the evaluator. The spec and the
 bundle's ``config.json`` (the launch environment may hold secrets) are deleted as soon
 as ``runc`` has read them.
+
+The same script holds user namespaces (:func:`_hold_user_namespace`): the server forks
+a holder that becomes an environment's owner uid and unshares, so an environment's
+namespace costs a ``fork``, not a program.
 """
 
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # no stubs; `signal` would import enum
+import _socket  # `socket` would import enum and selectors
 import errno
 import marshal
 import os
@@ -193,8 +204,8 @@ def _status_record(reason: str | None, status: int, spec: dict[str, Any]) -> dic
     return record
 
 
-def _read_exactly(fd: int, size: int, seconds: float) -> bytes:
-    """Up to ``size`` bytes from ``fd`` until EOF or ``seconds`` pass."""
+def _read_up_to(fd: int, size: int, seconds: float) -> bytes:
+    """Up to ``size`` bytes from ``fd`` until its end of file or ``seconds`` pass."""
     data = b""
     end = time.monotonic() + seconds
     poller = select.poll()
@@ -226,7 +237,7 @@ def _oom_killed(spec: dict[str, Any]) -> bool:
 
 
 def _remove_cgroups(cgroup: str) -> None:
-    """Remove the container's cgroup directories ``runc delete`` left (empty ones only)."""
+    """Remove the container's cgroup directories ``runc`` left (empty ones only)."""
     base = "/sys/fs/cgroup"
     try:
         controllers = [os.path.join(base, name) for name in os.listdir(base)]
@@ -237,6 +248,86 @@ def _remove_cgroups(cgroup: str) -> None:
             os.rmdir(directory + cgroup)
         except OSError:
             pass
+
+
+def _wait_status_of_exit_code(code: int) -> int:
+    """The raw wait status ``runc run`` reported as its exit code (``128 + N``: signal N)."""
+    return code - 128 if 128 < code < 128 + 65 else (code & 0xFF) << 8
+
+
+def _reap(runc_pid: int) -> int | None:
+    """Reap every ended child (``runc``, and anything reparented to this subreaper); the
+    exit code of ``runc run`` when it was among them."""
+    code = None
+    while True:
+        try:
+            reaped, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return code
+        if reaped == 0:
+            return code
+        if reaped == runc_pid:
+            code = os.waitstatus_to_exitcode(status)
+
+
+def _await_pid_file(path: str, runc_pid: int) -> int | None:
+    """The container init's host pid, which ``runc run`` writes just after starting it."""
+    for _ in range(20000):
+        try:
+            with open(path) as handle:
+                text = handle.read().strip()
+            if text:
+                return int(text)
+        except (OSError, ValueError):
+            pass
+        try:  # has runc ended (left unreaped: the main loop reaps it)?
+            if os.waitid(os.P_PID, runc_pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return None
+        except ChildProcessError:
+            return None
+        time.sleep(0.0005)
+    return None
+
+
+class _Started:
+    """One ``runc run`` in the foreground and its container's four channels."""
+
+    def __init__(self, runc: _Runc, spec: dict[str, Any], control: str) -> None:
+        stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
+        stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+        if spec["stdin"]:
+            os.unlink(stdin_path)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM, 0)
+        self.status_fd: int | None = ours.detach()
+        theirs_fd = theirs.detach()
+        exec_r, exec_w = os.pipe()
+        self.captures = [
+            _Capture(os.path.join(control, "stdout"), out_r, spec["outputLimit"]),
+            _Capture(os.path.join(control, "stderr"), err_r, spec["outputLimit"]),
+        ]
+        self.pid_file = os.path.join(control, "container.pid")
+        self.pid = runc.spawn(
+            ["run", "--bundle", spec["bundle"], "--pid-file", self.pid_file, "--preserve-fds", "2", runc.id],
+            {0: stdin_fd, 1: out_w, 2: err_w, 3: theirs_fd, 4: exec_w},
+        )
+        for fd in (out_w, err_w, theirs_fd, exec_w, stdin_fd):
+            os.close(fd)
+        # 4 bytes from the init once the program's execve is done: 0, or the errno that
+        # refused it; fewer (end of file) when runc ended before the init ran.
+        self.report = _read_up_to(exec_r, 4, _EXEC_REPORT_SECONDS)
+        os.close(exec_r)
+        try:  # noqa: SIM105
+            os.unlink(os.path.join(spec["bundle"], "config.json"))
+        except OSError:
+            pass
+
+    def release(self) -> None:
+        """Let the init end (it holds after reporting, so its cgroup can still be read)."""
+        if self.status_fd is not None:
+            os.close(self.status_fd)
+            self.status_fd = None
 
 
 def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
@@ -261,48 +352,38 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
     _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
 
     runc = _Runc(spec, control)
-    stdin_path = os.path.join(control, "stdin") if spec["stdin"] else os.devnull
-    stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
-    if spec["stdin"]:
-        os.unlink(stdin_path)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe()
-    exec_r, exec_w = os.pipe()
-    captures = [
-        _Capture(os.path.join(control, "stdout"), out_r, spec["outputLimit"]),
-        _Capture(os.path.join(control, "stderr"), err_r, spec["outputLimit"]),
-    ]
-    config = os.path.join(spec["bundle"], "config.json")
-    pid_file = os.path.join(control, "container.pid")
-    created = runc.run(
-        ["run", "--detach", "--bundle", spec["bundle"], "--pid-file", pid_file, "--preserve-fds", "2", runc.id],
-        {0: stdin_fd, 1: out_w, 2: err_w, 3: status_w, 4: exec_w},
-    )
-    for fd in (out_w, err_w, status_w, exec_w, stdin_fd):
-        os.close(fd)
-    try:  # noqa: SIM105
-        os.unlink(config)
-    except OSError:
-        pass
-    if created != 0:
+    started = _Started(runc, spec, control)
+    captures = started.captures
+    if len(started.report) < 4 or started.report != bytes(4):
+        if len(started.report) == 4:
+            number = int.from_bytes(started.report, "little")
+            answer("error exec " + errno.errorcode.get(number, "EIO"))
+        else:  # runc ended before the init ran, or hangs: end it
+            runc.run(["kill", runc.id, "KILL"])
+            try:  # noqa: SIM105
+                os.kill(started.pid, _signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            answer("error create")
+        started.release()
+        _finish_runc(started.pid)
         runc.run(["delete", "-f", runc.id])
-        answer("error create")
+        _remove_cgroups(spec["cgroup"])
+        for capture in captures:
+            capture.close()
         return 0
-    with open(pid_file) as handle:
-        init = int(handle.read().strip())
-    report = _read_exactly(exec_r, 4, _EXEC_REPORT_SECONDS)
-    os.close(exec_r)
-    if report:
-        runc.run(["kill", runc.id, "KILL"])
-        runc.run(["delete", "-f", runc.id])
-        answer("error exec " + errno.errorcode.get(int.from_bytes(report.ljust(4, b"\0"), "little"), "EIO"))
-        return 0
-    started = time.monotonic()
+    init = _await_pid_file(started.pid_file, started.pid)
+    init_fd = None
+    if init is not None:
+        try:
+            init_fd = os.pidfd_open(init)
+        except OSError:
+            init_fd = None
+    begun = time.monotonic()
     pid, start, boot = _self_identity()
     _write_json(control, "supervisor.json", {
         "pid": pid, "startTicks": start, "bootId": boot, "containerId": runc.id,
-        "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init, "cgroup": spec["cgroup"],
+        "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init or 0, "cgroup": spec["cgroup"],
     }, durable=False)
     answer("ok")
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -317,41 +398,38 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         poller.register(capture.read_fd, select.POLLIN)
         by_fd[capture.read_fd] = capture
     poller.register(wake_r, select.POLLIN)
+    status_fd = started.status_fd
+    assert status_fd is not None
+    poller.register(status_fd, select.POLLIN)
     deadlines = []
     if spec["timeoutMs"] > 0:
-        deadlines.append((started + spec["timeoutMs"] / 1000, "timeout"))
+        deadlines.append((begun + spec["timeoutMs"] / 1000, "timeout"))
     if spec.get("deadlineEpochMs") is not None:
-        deadlines.append((started + max(spec["deadlineEpochMs"] / 1000 - time.time(), 0), "cancelled"))
+        deadlines.append((begun + max(spec["deadlineEpochMs"] / 1000 - time.time(), 0), "cancelled"))
     reason: str | None = None
-    init_status: int | None = None
+    reported = b""
+    program_status: int | None = None
+    oom = False
+    runc_code: int | None = None
     drain_until: float | None = None
     while True:
-        while True:  # reap every child: the init, and anything reparented to this subreaper
-            try:
-                reaped, code = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if reaped == 0:
-                break
-            if reaped == init:
-                init_status = code
+        code = _reap(started.pid)
+        if code is not None:
+            runc_code = code
         now = time.monotonic()
-        if init_status is None and reason is None:
+        if program_status is None and runc_code is None and reason is None:
             reason = "cancelled" if cancel_requested else next(
                 (why for when, why in deadlines if now >= when), None
             )
             if reason is not None:
-                runc.run(["kill", runc.id, "KILL"])
-                try:  # noqa: SIM105
-                    os.kill(init, _signal.SIGKILL)  # our unreaped child: the pid is still its own
-                except ProcessLookupError:
-                    pass
+                oom = _oom_killed(spec)  # read while the cgroup exists: runc removes it
+                _kill_init(init_fd, runc)
                 continue
-        if init_status is not None and drain_until is None:
+        if runc_code is not None and drain_until is None:
             drain_until = now + _DRAIN_SECONDS
-        if init_status is not None and (not by_fd or now >= (drain_until or now)):
+        if runc_code is not None and (not by_fd or now >= (drain_until or now)):
             break
-        waits = [when - now for when, _ in deadlines if init_status is None and reason is None]
+        waits = [when - now for when, _ in deadlines if program_status is None and reason is None]
         if drain_until is not None:
             waits.append(drain_until - now)
         timeout_ms = max(int(min([1.0, *waits]) * 1000) + 1, 0)
@@ -362,19 +440,26 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
                         pass
                 except BlockingIOError:
                     pass
+            elif fd == status_fd and started.status_fd is not None:
+                chunk = os.read(status_fd, 4 - len(reported))
+                reported += chunk
+                if len(reported) == 4:  # the program ended; the init holds until released
+                    program_status = int.from_bytes(reported, "little")
+                    oom = oom or _oom_killed(spec)
+                if len(reported) == 4 or not chunk:
+                    poller.unregister(status_fd)
+                    started.release()
             elif fd in by_fd:
                 capture = by_fd[fd]
                 capture.pump()
                 if not capture.open:
                     poller.unregister(fd)
                     del by_fd[fd]
-    reported = _read_exactly(status_r, 4, 0.0 if reason else 1.0)
-    os.close(status_r)
-    status = int.from_bytes(reported, "little") if len(reported) == 4 else init_status
-    assert status is not None
-    oom = _oom_killed(spec)
-    runc.run(["delete", "-f", runc.id])
+    started.release()
+    if init_fd is not None:
+        os.close(init_fd)
     _remove_cgroups(spec["cgroup"])
+    status = program_status if program_status is not None else _wait_status_of_exit_code(runc_code or 0)
     record = _status_record(reason, status, spec)
     if oom:
         record["oomKilled"] = True
@@ -386,6 +471,29 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         capture.close()
     _write_json(control, "termination.json", record, durable=True)
     return 0
+
+
+def _kill_init(init_fd: int | None, runc: _Runc) -> None:
+    """``SIGKILL`` to the container's init (every process of its PID namespace ends)."""
+    if init_fd is not None:
+        try:
+            _signal.pidfd_send_signal(init_fd, _signal.SIGKILL)
+            return
+        except OSError:
+            pass
+    runc.run(["kill", runc.id, "KILL"])
+
+
+def _finish_runc(pid: int) -> int:
+    """Wait for ``runc run`` to end (after its init was released or never ran)."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return 0
+        return os.waitstatus_to_exitcode(status)
 
 
 def _launch(control: str, out: int = 1) -> None:
@@ -413,11 +521,50 @@ def _launch(control: str, out: int = 1) -> None:
     os._exit(0)
 
 
+_USER_NAMESPACE_REQUEST = b"\0userns "
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _hold_user_namespace(request: bytes, fd: int) -> None:
+    """A namespace holder (forked by the server, which runs as root): become the owner
+    uid and gid named in ``request`` (``OWNER NET``), unshare a user namespace (and a
+    network namespace it owns when NET is 1), write ``PID\n`` to the socket ``fd`` (or
+    ``error ERRNO\n``) and hold until the requester closes its end (it maps and pins the
+    namespaces meanwhile)."""
+    import ctypes
+
+    owner_text, _, network = request[len(_USER_NAMESPACE_REQUEST):].decode().partition(" ")
+    owner = int(owner_text)
+    try:
+        os.setgroups([])
+        os.setresgid(owner, owner, owner)
+        os.setresuid(owner, owner, owner)
+        flags = _CLONE_NEWUSER | (_CLONE_NEWNET if network == "1" else 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(flags) != 0:
+            raise OSError(ctypes.get_errno(), "unshare")
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as error:
+        os.write(fd, f"error {error.errno or 0}\n".encode())
+        return
+    while True:
+        try:
+            if not os.read(fd, 64):
+                return
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+
+
 def _serve(fd: int) -> None:
     """The supervisor server: for each request on the ``SOCK_SEQPACKET`` socket ``fd`` (a
     control directory's path with one descriptor, the handshake pipe's write end) fork a
-    launcher that runs :func:`_launch` there; end at the socket's end of file (the
-    provider's process closed its end, or died)."""
+    launcher that runs :func:`_launch` there; for a user namespace request
+    (``\\0userns OWNER NET`` with one end of a socket pair) fork a holder that runs
+    :func:`_hold_user_namespace`. End at the socket's end of file (the provider's process
+    closed its end, or died)."""
     import ctypes  # every supervisor needs it (the subreaper): imported once, here
     import socket
 
@@ -444,6 +591,9 @@ def _serve(fd: int) -> None:
             try:
                 server.close()
                 _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+                if message.startswith(_USER_NAMESPACE_REQUEST):
+                    _hold_user_namespace(message, fds[0])
+                    os._exit(0)
                 control = os.fsdecode(message)
                 os.chdir(control)
                 _launch(control, fds[0])
@@ -455,5 +605,7 @@ def _serve(fd: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[-2] == "--serve":
         _serve(int(sys.argv[-1]))
+    elif len(sys.argv) > 4 and sys.argv[-4] == "--hold-user-namespace":  # OWNER NET FD
+        _hold_user_namespace(_USER_NAMESPACE_REQUEST + " ".join(sys.argv[-3:-1]).encode(), int(sys.argv[-1]))
     else:
         _launch(sys.argv[-1])

@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from agent_interface.core.errors import ContractError
-from agent_interface.evaluator.container.supervisor_server import shared_supervisor_server
+from agent_interface.evaluator.container.supervisor_server import (
+    SUPERVISOR_SCRIPT,
+    shared_supervisor_server,
+)
 from agent_interface.evaluator.process.control_directory import (
     ControlDirectoryProcess,
     OutputStream,
@@ -36,9 +39,6 @@ from agent_interface.evaluator.process.control_directory import (
 )
 
 __all__ = ["SUPERVISOR_SCRIPT", "ContainerProcess", "OutputStream", "remove_container", "start_container"]
-
-SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
-"""The standalone supervisor script (run by this interpreter, isolated mode)."""
 
 _HANDSHAKE_SECONDS: Final = 60.0
 _KILL_SECONDS: Final = 15.0

@@ -22,17 +22,21 @@ from __future__ import annotations
 import array
 import asyncio
 import contextlib
+import errno
 import os
 import socket
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Final
 
 from agent_interface.evaluator.process.control_directory import handshake_result, supervisor_boot
 
-__all__ = ["SupervisorServer", "shared_supervisor_server"]
+__all__ = ["SUPERVISOR_SCRIPT", "SupervisorServer", "shared_supervisor_server", "user_namespace_holder"]
+
+SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
+"""The standalone supervisor script (run by this interpreter, isolated mode)."""
 
 _MAX_LINE: Final = 4096
 
@@ -76,9 +80,8 @@ class SupervisorServer:
                 return self._start()
             return self._socket
 
-    def _send(self, control: Path, write_end: int) -> None:
-        message = os.fsencode(control)
-        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [write_end]).tobytes())]
+    def _send(self, message: bytes, fd: int) -> None:
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]).tobytes())]
         for attempt in (0, 1):
             connection = self._connected()
             try:
@@ -102,7 +105,7 @@ class SupervisorServer:
         sent = False
         try:
             try:
-                await asyncio.to_thread(self._send, control, write_end)
+                await asyncio.to_thread(self._send, os.fsencode(control), write_end)
                 sent = True
             finally:
                 os.close(write_end)
@@ -119,6 +122,22 @@ class SupervisorServer:
             raise
         os.close(read_end)
         return handshake_result(line)
+
+    def hold_user_namespace(self, owner: int, *, network: bool, seconds: float) -> tuple[int, socket.socket]:
+        """A process the server forked that runs as host uid ``owner`` in a new user
+        namespace it made (and a network namespace that one owns, with ``network``):
+        ``(its pid, a socket)``. It holds until the socket is closed, so its namespaces
+        can be mapped and pinned meanwhile; ``OSError`` when it could not be made."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            try:
+                self._send(b"\0userns %d %d" % (owner, int(network)), theirs.fileno())
+            finally:
+                theirs.close()
+            return _holder_pid(ours, seconds), ours
+        except BaseException:
+            ours.close()
+            raise
 
     def close_locked(self) -> None:
         """End the server (its socket closed: it exits); the caller holds the guard."""
@@ -174,11 +193,66 @@ async def _read_line(fd: int, seconds: float, *, stop_at_newline: bool) -> bytes
     return bytes(data)
 
 
+def _holder_pid(connection: socket.socket, seconds: float) -> int:
+    """The pid a namespace holder wrote on ``connection`` (``OSError`` for its refusal)."""
+    connection.settimeout(seconds)
+    line = b""
+    while not line.endswith(b"\n") and len(line) < 64:
+        chunk = connection.recv(64 - len(line))
+        if not chunk:
+            break
+        line += chunk
+    word, _, detail = line.strip().partition(b" ")
+    if word == b"error" and detail.isdigit():
+        raise OSError(int(detail), f"the namespace holder could not be made: {os.strerror(int(detail))}")
+    if not word.isdigit():
+        raise OSError(errno.EPERM, "the namespace holder ended before it was made")
+    return int(word)
+
+
+@contextlib.contextmanager
+def user_namespace_holder(owner: int, *, network: bool, seconds: float) -> Iterator[int]:
+    """The pid of a process that runs as host uid ``owner`` in a new user namespace it
+    made (and a network namespace that one owns, with ``network``), held for the
+    ``with`` block (map and pin its namespaces there) and ended after it. Forked by this
+    OS process's supervisor server, or started as a fresh interpreter when
+    ``AGENT_INTERFACE_SUPERVISOR_SERVER=0``; ``OSError`` when it could not be made."""
+    if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") != "0":
+        pid, connection = shared_supervisor_server().hold_user_namespace(owner, network=network, seconds=seconds)
+        with connection:
+            yield pid
+        return
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours:
+        try:
+            command, code = supervisor_boot(SUPERVISOR_SCRIPT)
+            process = subprocess.Popen(
+                [*command, "--hold-user-namespace", str(owner), str(int(network)), str(theirs.fileno())],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
+            )
+            assert process.stdin is not None
+            process.stdin.write(code)
+            process.stdin.close()
+        finally:
+            theirs.close()
+        try:
+            pid = _holder_pid(ours, seconds)
+            yield pid
+        finally:
+            ours.shutdown(socket.SHUT_RDWR)
+            try:
+                process.wait(seconds)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 _SHARED: dict[str, SupervisorServer] = {}
 _SHARED_GUARD = threading.Lock()
 
 
-def shared_supervisor_server(script: str) -> SupervisorServer:
+def shared_supervisor_server(script: str = SUPERVISOR_SCRIPT) -> SupervisorServer:
     """This OS process's server for ``script`` (made on first use)."""
     with _SHARED_GUARD:
         server = _SHARED.get(script)

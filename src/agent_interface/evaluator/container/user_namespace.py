@@ -13,9 +13,11 @@ another environment's.
 
 The namespace maps container ids ``0 .. size-1`` to host ``id_base ..`` exactly as the
 runtime configuration's ``uidMappings``/``gidMappings`` say (written by host root, which
-may map any range). Creating one runs ``setpriv`` and ``unshare`` (util-linux; argv only),
-bounded in time; :func:`create_user_namespace` raises ``OSError`` where it cannot (the
-provider then lets ``runc`` create a root-owned namespace, as before).
+may map any range). The namespace is made by a holder the supervisor server forks
+(:func:`.supervisor_server.user_namespace_holder`: no program is started, so it costs a
+``fork``), bounded in time; :func:`create_user_namespace` raises ``OSError``
+where it cannot (the provider then lets ``runc`` create a root-owned namespace, as
+before).
 
 ``runc`` (1.1) cannot set a container's rlimits on a process in a namespace the host root
 does not own (``prlimit`` is refused): with a pinned namespace the rlimits are set on
@@ -26,14 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
 import os
-import shutil
-import subprocess
-import time
 import zlib
 from pathlib import Path
 from typing import Final
+
+from agent_interface.evaluator.container.supervisor_server import user_namespace_holder
 
 __all__ = ["OWNER_BASE", "OWNER_SPAN", "create_user_namespace", "environment_owner", "remove_user_namespace"]
 
@@ -66,47 +66,20 @@ def create_user_namespace(path: Path, owner: int, id_base: int, size: int, *, ne
     and pinned at ``network`` (a container in the user namespace may join only a network
     namespace it owns; bring its loopback up with
     :func:`.network_namespace.loopback_up_in_namespace`)."""
-    setpriv, unshare = shutil.which("setpriv"), shutil.which("unshare")
-    if setpriv is None or unshare is None:
-        raise OSError(errno.ENOENT, "setpriv and unshare are needed to make an owned user namespace")
-    own = os.readlink("/proc/self/ns/user")
-    child = subprocess.Popen(
-        [setpriv, f"--reuid={owner}", f"--regid={owner}", "--clear-groups", "--",
-         unshare, "--user", *(["--net"] if network is not None else []), "--", "/bin/cat"],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
-    )
-    try:
-        deadline = time.monotonic() + _SECONDS
-        while True:
-            if child.poll() is not None:
-                raise OSError(errno.EPERM, "the namespace's creator ended before it was pinned")
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{child.pid}/ns/user") != own:
-                    break
-            if time.monotonic() > deadline:
-                raise OSError(errno.ETIMEDOUT, "the user namespace was not made in time")
-            time.sleep(0.005)
+    with user_namespace_holder(owner, network=network is not None, seconds=_SECONDS) as pid:
         for name in ("uid_map", "gid_map"):
-            with open(f"/proc/{child.pid}/{name}", "w", encoding="ascii") as handle:
+            with open(f"/proc/{pid}/{name}", "w", encoding="ascii") as handle:
                 handle.write(f"0 {id_base} {size}\n")
         pins = [(path, "user")] + ([] if network is None else [(network, "net")])
         for pin, kind in pins:
             fd = os.open(pin, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             os.close(fd)
-            source = f"/proc/{child.pid}/ns/{kind}".encode()
+            source = f"/proc/{pid}/ns/{kind}".encode()
             if _libc().mount(source, os.fsencode(pin), None, _MS_BIND, None) != 0:
                 number = ctypes.get_errno()
                 for made, _ in pins:
                     remove_user_namespace(made)
                 raise OSError(number, f"bind mount of the {kind} namespace: {os.strerror(number)}")
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()
-        try:
-            child.wait(_SECONDS)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
 
 
 def remove_user_namespace(path: Path) -> None:
