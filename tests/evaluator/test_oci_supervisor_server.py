@@ -3,7 +3,8 @@
 A spawn goes through the shared server (no interpreter started per spawn); a process's
 supervisor does not depend on the server (a server killed with ``SIGKILL`` leaves running
 processes running and settling as before, and the next spawn starts a new server); the
-server ends when its socket's other end closes; the per-spawn interpreter stays
+server ends when its socket's other end closes; the handle a spawn returns learns of the
+process's end from its supervisor's pipe, not by polling; the per-spawn interpreter stays
 available (``AGENT_INTERFACE_SUPERVISOR_SERVER=0``)."""
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def test_spawns_share_one_server_and_a_killed_server_is_replaced(world: tuple[Pa
         assert _server_pid() == server
         supervisor = json.loads((scratch / "shared" / "environments" / environment.id / "processes"
                                  / str(sleeper.pid) / "supervisor.json").read_text())["pid"]
-        assert _parent(supervisor) != server  # its launcher forked it and exited
+        assert _parent(supervisor) == server  # forked by the server itself (no launcher)
+        assert os.getsid(supervisor) == supervisor  # in a session of its own, not the server's
         os.kill(server, signal.SIGKILL)  # the server dies; the running process does not notice
         slept = await sleeper.wait()
         after = await environment.process.spawn(launch("/bin/helper", "out"))
@@ -118,3 +120,39 @@ def test_the_per_spawn_interpreter_still_works(world: tuple[Path, ImageRoot], mo
 
     assert run(scenario()) == {"kind": "exit", "exitCode": 7}
     assert shared_supervisor_server(SUPERVISOR_SCRIPT)._process is None  # no server was started
+
+
+def test_a_spawned_handle_learns_the_end_from_its_supervisor_and_keeps_no_descriptor(
+        world: tuple[Path, ImageRoot], monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_interface.evaluator.container.container_process import ContainerProcess
+
+    scratch, image = world
+    provider = run(OciExactProcessProvider.open(scratch / "pushed", images=DictImageSource(image)))
+
+    async def polled(self: ContainerProcess) -> None:  # any poll fails the test
+        raise AssertionError("the spawned handle polled the records")
+
+    async def scenario() -> tuple[list[object], int, int]:
+        assert provider.exact_process is not None
+        environment = await provider.exact_process.create(create_input(image, "pushed"))
+        first = await environment.process.spawn(launch("/bin/true"))
+        await first.wait()
+        before = len(os.listdir("/proc/self/fd"))
+        with monkeypatch.context() as patched:
+            patched.setattr(ContainerProcess, "_settled", polled)
+            ended = []
+            for program in ("/bin/true", "/bin/helper"):
+                process = await environment.process.spawn(launch(program, "out"))
+                ended.append((await process.wait()).to_wire())
+                ended.append((await process.wait()).to_wire())  # again: the pipe is closed by now
+        after = len(os.listdir("/proc/self/fd"))
+        # another handle of the same process polls, and agrees
+        again = await environment.process.get(process.pid)
+        assert again is not None
+        ended.append((await again.wait()).to_wire())
+        await environment.destroy()
+        return ended, before, after
+
+    ended, before, after = run(scenario())
+    assert ended == [{"kind": "exit", "exitCode": 0}] * 2 + [{"kind": "exit", "exitCode": 7}] * 3
+    assert after == before

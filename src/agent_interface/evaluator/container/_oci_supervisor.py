@@ -7,15 +7,18 @@ and run by a one-line ``-c``; standard library only, and only built-in and C mod
 lives on the host, outside the container, and the container cannot see it: not in its
 PID namespace, not in its file system, not at any path it can reach.
 
-* The **launcher** forks the supervisor, relays its one-line handshake (``ok`` or
-  ``error <what>``) to the provider and exits, so the supervisor outlives the provider
-  object and the provider's OS process. The launcher is forked, per process, by the
-  **supervisor server** (``--serve FD``, :mod:`.supervisor_server`): one long-lived
-  interpreter per provider OS process, so a spawn costs a ``fork``, not an interpreter's
-  start. Run directly with a control directory, this script is its own launcher.
-* The **supervisor** starts a new session, becomes a child subreaper and runs
+* The **supervisor server** (``--serve FD``, :mod:`.supervisor_server`) is one
+  long-lived interpreter per provider OS process: for each spawn it forks the process's
+  supervisor, so a spawn costs a ``fork``, not an interpreter's start. The supervisor
+  answers ``ok`` (or ``error <what>``) on the pipe the provider sent and keeps that pipe
+  open until it ends, so the provider learns that ``termination.json`` is written from
+  the pipe's end of file instead of polling. Run directly with a control directory
+  (``AGENT_INTERFACE_SUPERVISOR_SERVER=0``), this script is a **launcher** instead: it
+  forks the supervisor, relays its one-line answer on stdout and exits.
+* The **supervisor** starts a new session, runs
   ``runc run`` in the foreground (one ``runc`` process creates, starts, waits for and
-  removes the container, as a bare ``runc run`` does) with the program's stdin (a file
+  removes the container, as a bare ``runc run`` does) and becomes a child subreaper
+  while ``runc`` starts it, with the program's stdin (a file
   or ``/dev/null``), two pipes for its stdout and stderr, one end of a socket pair as
   descriptor 3 (the status channel) and an exec-report pipe as descriptor 4. The
   container's init (its PID 1, see :mod:`.static_programs`) writes 4 bytes on
@@ -314,14 +317,19 @@ class _Started:
         )
         for fd in (out_w, err_w, theirs_fd, exec_w, stdin_fd):
             os.close(fd)
-        # 4 bytes from the init once the program's execve is done: 0, or the errno that
-        # refused it; fewer (end of file) when runc ended before the init ran.
-        self.report = _read_up_to(exec_r, 4, _EXEC_REPORT_SECONDS)
-        os.close(exec_r)
+        self._exec_r = exec_r
+        self._config = os.path.join(spec["bundle"], "config.json")
+
+    def read_report(self) -> bytes:
+        """4 bytes from the init once the program's ``execve`` is done: 0, or the errno
+        that refused it; fewer (end of file) when ``runc`` ended before the init ran."""
+        report = _read_up_to(self._exec_r, 4, _EXEC_REPORT_SECONDS)
+        os.close(self._exec_r)
         try:  # noqa: SIM105
-            os.unlink(os.path.join(spec["bundle"], "config.json"))
+            os.unlink(self._config)
         except OSError:
             pass
+        return report
 
     def release(self) -> None:
         """Let the init end (it holds after reporting, so its cgroup can still be read)."""
@@ -331,15 +339,16 @@ class _Started:
 
 
 def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
+    """Supervise the process of ``control``; its one-line answer goes to ``handshake``,
+    which stays open until this supervisor ends (its end of file tells the provider that
+    ``termination.json`` is written)."""
     def answer(message: str) -> None:
         try:  # noqa: SIM105 - contextlib costs an import on every spawn
             os.write(handshake, (message + "\n").encode())
         except OSError:
             pass
-        os.close(handshake)
 
     os.setsid()
-    _become_subreaper()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -353,10 +362,13 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
 
     runc = _Runc(spec, control)
     started = _Started(runc, spec, control)
+    _become_subreaper()  # while runc starts the container (before anything can be orphaned)
+    pid, start, boot = _self_identity()
     captures = started.captures
-    if len(started.report) < 4 or started.report != bytes(4):
-        if len(started.report) == 4:
-            number = int.from_bytes(started.report, "little")
+    report = started.read_report()
+    if len(report) < 4 or report != bytes(4):
+        if len(report) == 4:
+            number = int.from_bytes(report, "little")
             answer("error exec " + errno.errorcode.get(number, "EIO"))
         else:  # runc ended before the init ran, or hangs: end it
             runc.run(["kill", runc.id, "KILL"])
@@ -380,7 +392,6 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         except OSError:
             init_fd = None
     begun = time.monotonic()
-    pid, start, boot = _self_identity()
     _write_json(control, "supervisor.json", {
         "pid": pid, "startTicks": start, "bootId": boot, "containerId": runc.id,
         "runc": spec["runc"], "runcRoot": spec["runcRoot"], "initPid": init or 0, "cgroup": spec["cgroup"],
@@ -515,10 +526,26 @@ def _launch(control: str, out: int = 1) -> None:
         os._exit(code)
     os.close(write_end)
     line = b""
-    while chunk := os.read(read_end, 4096):
+    while not line.endswith(b"\n") and (chunk := os.read(read_end, 4096)):
         line += chunk
     os.write(out, line or b"error supervisor\n")
     os._exit(0)
+
+
+def _supervise_served(control: str, handshake: int) -> None:
+    """In a child of the supervisor server: supervise ``control``, answering on
+    ``handshake`` directly (no launcher: the server's ``SIGCHLD`` is ignored, so the
+    supervisor is never left a zombie)."""
+    os.chdir(control)
+    path = os.path.join(control, "spec.marshal")
+    with open(path, "rb") as handle:
+        spec = marshal.loads(handle.read())
+    os.unlink(path)
+    try:
+        code = _supervise(control, spec, handshake)
+    except BaseException:
+        code = 70
+    os._exit(code)
 
 
 _USER_NAMESPACE_REQUEST = b"\0userns "
@@ -560,8 +587,8 @@ def _hold_user_namespace(request: bytes, fd: int) -> None:
 
 def _serve(fd: int) -> None:
     """The supervisor server: for each request on the ``SOCK_SEQPACKET`` socket ``fd`` (a
-    control directory's path with one descriptor, the handshake pipe's write end) fork a
-    launcher that runs :func:`_launch` there; for a user namespace request
+    control directory's path with one descriptor, the handshake pipe's write end) fork the
+    process's supervisor (:func:`_supervise_served`); for a user namespace request
     (``\\0userns OWNER NET`` with one end of a socket pair) fork a holder that runs
     :func:`_hold_user_namespace`. End at the socket's end of file (the provider's process
     closed its end, or died)."""
@@ -570,7 +597,7 @@ def _serve(fd: int) -> None:
 
     ctypes.CDLL(None, use_errno=True)
     server = socket.socket(fileno=fd)
-    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # launchers are reaped by the kernel
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)  # its children are reaped by the kernel
     while True:
         try:
             message, fds, _flags, _address = socket.recv_fds(server, 4096, 1)
@@ -594,9 +621,7 @@ def _serve(fd: int) -> None:
                 if message.startswith(_USER_NAMESPACE_REQUEST):
                     _hold_user_namespace(message, fds[0])
                     os._exit(0)
-                control = os.fsdecode(message)
-                os.chdir(control)
-                _launch(control, fds[0])
+                _supervise_served(os.fsdecode(message), fds[0])
             finally:
                 os._exit(0)
         os.close(fds[0])

@@ -22,10 +22,12 @@ import marshal
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from agent_interface.core.errors import ContractError
+from agent_interface.environment.exact_process import AgentExactProcessTermination
 from agent_interface.evaluator.container.supervisor_server import (
     SUPERVISOR_SCRIPT,
     shared_supervisor_server,
@@ -35,6 +37,7 @@ from agent_interface.evaluator.process.control_directory import (
     OutputStream,
     read_json,
     run_supervisor,
+    termination_of,
     write_private,
 )
 
@@ -60,15 +63,69 @@ def remove_container(runc: str, runc_root: str, container_id: str, cgroup: str |
                 os.rmdir(str(directory) + cgroup)
 
 
+class _SupervisorEnd:
+    """The read end of a supervisor's handshake pipe, kept by the handle that spawned the
+    process: its end of file is the supervisor's end (``termination.json`` is written, or
+    the supervisor died). Closed at that end of file, or when the handle is collected."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._close = weakref.finalize(self, os.close, fd)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ended: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        """Until the supervisor ended (at once when this pipe was watched from another
+        event loop: the caller's polling then sees the end)."""
+        loop = asyncio.get_running_loop()
+        if not self._close.alive or (self._loop is not None and self._loop is not loop):
+            return
+        if self._ended is None:
+            self._loop, self._ended = loop, loop.create_future()
+            os.set_blocking(self._fd, False)
+            loop.add_reader(self._fd, self._readable)
+        await asyncio.shield(self._ended)
+
+    def _readable(self) -> None:
+        try:
+            chunk = os.read(self._fd, 64)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            return
+        assert self._loop is not None and self._ended is not None
+        self._loop.remove_reader(self._fd)
+        self._close()
+        if not self._ended.done():
+            self._ended.set_result(None)
+
+
 class ContainerProcess(ControlDirectoryProcess):
     """The provider's view of one container process (by its control directory).
 
     A zombie supervisor counts as gone, and the records are read off the event loop
-    (settling a lost process runs ``runc``).
+    (settling a lost process runs ``runc``). The handle a spawn returns learns of the
+    process's end from its supervisor's handshake pipe (``ended``); any other handle
+    polls the records.
     """
 
     _zombie_is_gone: ClassVar[bool] = True
     _wait_delay_max: ClassVar[float] = 0.005  # a short program's end is seen within 5 ms
+
+    def __init__(self, pid: int, control: Path, ended: int | None = None) -> None:
+        super().__init__(pid, control)
+        self._end = None if ended is None else _SupervisorEnd(ended)
+
+    async def wait(self) -> AgentExactProcessTermination:
+        """How the process ended, once it has (see :meth:`ControlDirectoryProcess.wait`)."""
+        if self._end is not None:
+            await self._end.wait()
+            record = read_json(self.control / "termination.json")  # written before the end
+            if record is not None:
+                return termination_of(record)
+        return await super().wait()
 
     def _end_lost(self, supervisor: dict[str, Any]) -> None:
         """Remove the lost process's container and its cgroup."""
@@ -117,9 +174,11 @@ async def start_container(
             cleanup=lambda launcher: _end_quietly(handle, launcher, spec),
         )
     else:
-        what = await shared_supervisor_server(SUPERVISOR_SCRIPT).launch(
+        what, ended = await shared_supervisor_server(SUPERVISOR_SCRIPT).launch(
             control, handshake_seconds=_HANDSHAKE_SECONDS, cleanup=lambda: _end_started(handle, spec),
         )
+        if ended is not None:
+            handle = ContainerProcess(pid, control, ended)
     if what is None:
         return handle
     message = {

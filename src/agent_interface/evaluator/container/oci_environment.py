@@ -87,6 +87,8 @@ class EnvironmentOwner(Protocol):
 
     async def live_record(self, environment_id: str) -> EnvironmentRecord | None: ...
 
+    async def checked_record(self, record: EnvironmentRecord | None) -> EnvironmentRecord | None: ...
+
     async def destroy(self, environment_id: str) -> None: ...
 
 __all__ = ["EnvironmentOwner", "OciExactProcess", "OciExactProcessEnvironment", "OciExactProcessManager"]
@@ -207,7 +209,24 @@ class OciExactProcessManager:
         env = self._environment
         return OciExactProcess(ContainerProcess(pid, env._directory / "processes" / str(pid)), f"{env.id}-{pid}")
 
-    async def _executable(self, request: AgentExactProcessLaunch) -> str:
+    def _claim(self, request: AgentExactProcessLaunch) -> tuple[EnvironmentRecord | None, str, int | None]:
+        """In a worker thread, once per spawn: the environment's record and, while it is
+        ready and not expired, the executable's path and a claimed pid."""
+        env = self._environment
+        record = env._store.environment(env.id)
+        if record is None or record.state != "ready" or record.expires_ms <= env._owner.now_ms():
+            return record, "", None  # checked_record refuses it (and destroys an expired one)
+        executable = self._executable(request)
+        pid = env._store.claim_pid(env.id, canonical_digest(request.to_wire()), env._owner.now_ms())
+        return record, executable, pid
+
+    def _started(self, pid: int) -> EnvironmentRecord | None:
+        """In a worker thread: record ``pid`` as started; the environment's record now."""
+        env = self._environment
+        env._store.set_process_state(env.id, pid, "started")
+        return env._store.environment(env.id)
+
+    def _executable(self, request: AgentExactProcessLaunch) -> str:
         """The path ``execve`` runs in the container: an absolute executable as written, a
         bare name found along the launch's ``PATH`` inside the environment's root (links
         resolved there, never out of it: :mod:`~agent_interface.evaluator.images.image_paths`)."""
@@ -215,7 +234,7 @@ class OciExactProcessManager:
             return request.executable
         env = self._environment
         search = request.env.get("PATH", "")
-        found = await asyncio.to_thread(find_executable, env._directory / "root" / "rootfs", request.executable, search)
+        found = find_executable(env._directory / "root" / "rootfs", request.executable, search)
         if found is None:
             shown = search if len(search) <= 512 else search[:509] + "..."
             raise ContractError.single(
@@ -228,12 +247,11 @@ class OciExactProcessManager:
         """Start ``launch`` in a new container of this environment."""
         request = parse_model(AgentExactProcessLaunch, launch)
         env, owner = self._environment, self._environment._owner
-        record = await env._record()
-        if record is None:
+        read, executable, pid = await asyncio.to_thread(self._claim, request)
+        record = await owner.checked_record(read)
+        if record is None or pid is None:
             raise _gone()
         resources = json.loads(record.input_json)["resources"]
-        executable = await self._executable(request)
-        pid = await asyncio.to_thread(env._store.claim_pid, env.id, canonical_digest(request.to_wire()), owner.now_ms())
         container_id = f"{env.id}-{pid}"
         cgroup = container_cgroup(container_id)
         userns = owner.user_namespace(env.id)
@@ -268,9 +286,9 @@ class OciExactProcessManager:
         except BaseException:
             await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
             raise
-        await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
         process = OciExactProcess(handle, container_id)
-        if await env._record() is None:  # destroyed while this spawn was starting
+        if await owner.checked_record(await asyncio.to_thread(self._started, pid)) is None:
+            # destroyed while this spawn was starting
             await process.kill()
             raise _gone()
         return process

@@ -60,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import errno
 import json
 import os
@@ -284,15 +285,14 @@ class OciExactProcesses:
             expires_ms=now + request.max_lifetime_ms,
             state="claimed",
         )
-        record = await asyncio.to_thread(self.store.claim_environment, candidate)
-        if record.id != candidate.id and record.state == "claimed":
-            await self._wait_ready(record.id)  # another creator of this key is mounting it
+        strict = request.egress.mode == "strict"
+        record = await asyncio.to_thread(self._claim_and_make, candidate, image, request.resources.disk_mb, strict)
+        if record.state == "claimed":  # another creator of this key is mounting it
+            await self._wait_ready(record.id)
             refreshed = await asyncio.to_thread(self.store.environment, record.id)
             record = refreshed if refreshed is not None else record
-        if record.state == "claimed":  # ours, or a creator that died before it was ready
-            strict = request.egress.mode == "strict"
-            await asyncio.to_thread(self._make, record.id, image, request.resources.disk_mb, strict)
-            await asyncio.to_thread(self.store.mark_ready, record.id)
+        if record.state == "claimed":  # a creator that died before it was ready
+            await asyncio.to_thread(self._make_ready, record.id, image, request.resources.disk_mb, strict)
         try:
             await self.ensure_egress(record)
         except OSError:
@@ -300,6 +300,21 @@ class OciExactProcesses:
                 "/egress", "exact_process_egress_unavailable", "the environment's egress proxy could not be started"
             ) from None
         return OciExactProcessEnvironment(self, record)
+
+    def _claim_and_make(
+        self, candidate: EnvironmentRecord, image: ImageRoot, disk_mb: int, strict: bool
+    ) -> EnvironmentRecord:
+        """Claim the key; when the claim is this call's, make the environment and mark it
+        ready (one worker-thread hand-off for the whole of a fresh create)."""
+        record = self.store.claim_environment(candidate)
+        if record.id != candidate.id:
+            return record
+        self._make_ready(record.id, image, disk_mb, strict)
+        return dataclasses.replace(record, state="ready")
+
+    def _make_ready(self, environment_id: str, image: ImageRoot, disk_mb: int, strict: bool) -> None:
+        self._make(environment_id, image, disk_mb, strict)
+        self.store.mark_ready(environment_id)
 
     def _make(self, environment_id: str, image: ImageRoot, disk_mb: int, strict: bool) -> None:
         with _MAKING:
@@ -344,9 +359,15 @@ class OciExactProcesses:
             await asyncio.sleep(0.01)
 
     async def live_record(self, environment_id: str) -> EnvironmentRecord | None:
-        record = await asyncio.to_thread(self.store.environment, environment_id)
+        """The environment's record while it is live (``None`` once destroyed or expired)."""
+        return await self.checked_record(await asyncio.to_thread(self.store.environment, environment_id))
+
+    async def checked_record(self, record: EnvironmentRecord | None) -> EnvironmentRecord | None:
+        """``record`` (just read) if the environment is live: an expired one is destroyed
+        now, and a strict one whose proxy this object does not run gets it started."""
         if record is None or record.state != "ready":
             return None
+        environment_id = record.id
         if record.expires_ms <= self.now_ms():
             await self.destroy(environment_id)
             return None
@@ -380,19 +401,31 @@ class OciExactProcesses:
 
     async def destroy(self, environment_id: str) -> None:
         """End every container of the environment, unmount and delete its files."""
-        await asyncio.to_thread(self.store.mark_destroyed, environment_id)
+        for process in await asyncio.to_thread(self._mark_destroyed, environment_id):
+            await process.kill()
+        await self.close_egress(environment_id)
+        await asyncio.to_thread(self._tear_down, environment_id)
+
+    def _mark_destroyed(self, environment_id: str) -> builtins.list[ContainerProcess]:
+        """Mark the environment destroyed; its processes that may still run."""
+        self.store.mark_destroyed(environment_id)
         directory = self.environment_directory(environment_id)
+        running = []
         for state in ("started", "starting"):
-            for pid in await asyncio.to_thread(self.store.process_ids, environment_id, state):
+            for pid in self.store.process_ids(environment_id, state):
                 control = directory / "processes" / str(pid)
                 if (control / "supervisor.json").exists():
-                    await ContainerProcess(pid, control).kill()
-        await asyncio.to_thread(self.remove_containers, lambda container: container.startswith(f"{environment_id}-"))
-        await self.close_egress(environment_id)
-        await asyncio.to_thread(remove_network_namespace, self.network_namespace(environment_id))
-        await asyncio.to_thread(remove_user_namespace, directory / "userns")
-        await asyncio.to_thread(unmount_environment_root, directory / "root")
-        await asyncio.to_thread(_remove_tree, directory)
+                    running.append(ContainerProcess(pid, control))
+        return running
+
+    def _tear_down(self, environment_id: str) -> None:
+        """Remove a destroyed environment's containers, namespaces, mounts and files."""
+        directory = self.environment_directory(environment_id)
+        self.remove_containers(lambda container: container.startswith(f"{environment_id}-"))
+        remove_network_namespace(self.network_namespace(environment_id))
+        remove_user_namespace(directory / "userns")
+        unmount_environment_root(directory / "root")
+        _remove_tree(directory)
 
     def container_ids(self) -> builtins.list[str]:
         """The ids of every container ``runc`` keeps state for under this provider's root
@@ -428,10 +461,7 @@ class OciExactProcesses:
         environments = self._provider._root / "environments"
         for directory in environments.iterdir() if environments.is_dir() else ():
             if directory.name not in live:
-                await asyncio.to_thread(remove_network_namespace, directory / "netns")
-                await asyncio.to_thread(remove_user_namespace, directory / "userns")
-                await asyncio.to_thread(unmount_environment_root, directory / "root")
-                await asyncio.to_thread(_remove_tree, directory)
+                await asyncio.to_thread(self._tear_down, directory.name)
 
 
 def _remove_tree(directory: Path) -> None:

@@ -5,8 +5,9 @@ on a loaded machine (40–110 ms of a 150 ms spawn). :class:`SupervisorServer` s
 :mod:`._oci_supervisor` once, as ``--serve FD`` (isolated mode, empty environment, its own
 session, no descriptor of ours but one end of a ``SOCK_SEQPACKET`` socket pair), and
 :meth:`SupervisorServer.launch` sends it a control directory with the write end of a
-fresh pipe: the server forks a launcher, which forks the process's supervisor and writes
-the one-line handshake into that pipe, exactly as a launcher started on its own would.
+fresh pipe: the server forks the process's supervisor, which writes its one-line
+handshake into that pipe and keeps it open until it ends (its end of file says the
+process's records are written).
 
 What stays as it was: each process has its own supervisor on the host (its own session,
 a subreaper, outside every container), its evidence in its control directory, and a
@@ -94,13 +95,15 @@ class SupervisorServer:
                     self.close_locked()
 
     async def launch(self, control: Path, *, handshake_seconds: float,
-                     cleanup: Callable[[], Awaitable[None]]) -> str | None:
-        """Start the supervisor of ``control`` and read its handshake: ``None`` for ``ok``,
-        else the word after ``error`` (``"supervisor"`` when there is none).
+                     cleanup: Callable[[], Awaitable[None]]) -> tuple[str | None, int | None]:
+        """Start the supervisor of ``control`` and read its handshake: ``(None, fd)`` for
+        ``ok``, where ``fd`` is the read end of the handshake pipe, which reaches its end
+        of file when the supervisor ends (the caller owns it); else ``(the word after
+        error, None)`` (``"supervisor"`` when there is none).
 
         If no handshake comes in ``handshake_seconds``, or this call is cancelled once the
-        request went out, the launcher is awaited (its pipe's end of file, bounded) and
-        ``cleanup()`` runs, shielded, before the refusal or the cancellation goes on."""
+        request went out, the handshake is awaited once more (bounded) and ``cleanup()``
+        runs, shielded, before the refusal or the cancellation goes on."""
         read_end, write_end = os.pipe2(os.O_CLOEXEC)
         sent = False
         try:
@@ -109,7 +112,7 @@ class SupervisorServer:
                 sent = True
             finally:
                 os.close(write_end)
-            line = await _read_line(read_end, handshake_seconds, stop_at_newline=True)
+            line = await _read_line(read_end, handshake_seconds)
             if not line.endswith(b"\n"):
                 raise TimeoutError
         except BaseException as error:
@@ -118,10 +121,13 @@ class SupervisorServer:
             else:
                 os.close(read_end)
             if isinstance(error, TimeoutError):
-                return "supervisor"
+                return "supervisor", None
             raise
-        os.close(read_end)
-        return handshake_result(line)
+        result = handshake_result(line)
+        if result is not None:
+            os.close(read_end)
+            return result, None
+        return None, read_end
 
     def hold_user_namespace(self, owner: int, *, network: bool, seconds: float) -> tuple[int, socket.socket]:
         """A process the server forked that runs as host uid ``owner`` in a new user
@@ -155,16 +161,16 @@ class SupervisorServer:
 
 
 async def _after(fd: int, seconds: float, cleanup: Callable[[], Awaitable[None]]) -> None:
-    """Wait for the launcher's end (its pipe's end of file, bounded), then ``cleanup()``."""
+    """Wait for the supervisor's answer (or its end; bounded), then ``cleanup()``."""
     try:
-        await _read_line(fd, seconds, stop_at_newline=False)
+        await _read_line(fd, seconds)
     finally:
         os.close(fd)
     await cleanup()
 
 
-async def _read_line(fd: int, seconds: float, *, stop_at_newline: bool) -> bytes:
-    """What is written to the pipe ``fd`` up to a newline (or only end of file), within
+async def _read_line(fd: int, seconds: float) -> bytes:
+    """What is written to the pipe ``fd`` up to a newline or its end of file, within
     ``seconds``; bounded to a few KiB."""
     loop = asyncio.get_running_loop()
     data = bytearray()
@@ -180,7 +186,7 @@ async def _read_line(fd: int, seconds: float, *, stop_at_newline: bool) -> bytes
             chunk = b""
         if len(data) < _MAX_LINE:
             data.extend(chunk)
-        ended = not chunk or (stop_at_newline and b"\n" in data) or len(data) >= _MAX_LINE
+        ended = not chunk or b"\n" in data or len(data) >= _MAX_LINE
         if ended and not done.done():
             done.set_result(None)
 

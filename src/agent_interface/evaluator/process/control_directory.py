@@ -46,6 +46,7 @@ __all__ = [
     "run_supervisor",
     "start_ticks",
     "supervisor_boot",
+    "termination_of",
     "write_private",
 ]
 
@@ -82,6 +83,12 @@ def supervisor_boot(script: str) -> tuple[tuple[str, ...], bytes]:
     """How a supervisor ``script`` is started: the command (this interpreter, isolated
     mode, running the code object read from stdin; arguments follow) and that code."""
     return (os.path.realpath(sys.executable), *_BOOT_ARGS), _supervisor_code(script)
+
+
+def termination_of(record: dict[str, Any]) -> AgentExactProcessTermination:
+    """The terminal reason in a ``termination.json`` record."""
+    termination: AgentExactProcessTermination = _TERMINATION.parse_value(record["termination"])
+    return termination
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -239,10 +246,7 @@ class ControlDirectoryProcess:
             record = await self._settled() if self._worth_settling(polls) else None
             polls += 1
             if record is not None:
-                termination: AgentExactProcessTermination = _TERMINATION.parse_value(
-                    record["termination"]
-                )
-                return termination
+                return termination_of(record)
             await asyncio.sleep(delay)
             cap = self._wait_delay_max if time.monotonic() < slow_after else max(self._wait_delay_max, 0.05)
             delay = min(delay * 2, cap)
