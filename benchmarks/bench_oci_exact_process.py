@@ -17,7 +17,9 @@ machine's figures are noisy. ``--concurrency 2`` then runs that many cells at on
 
 Needs root, ``runc`` and ``/bin/busybox`` (Debian's ``busybox-static``).
 
-Run: ``.venv/bin/python benchmarks/bench_oci_exact_process.py [--runs 30] [--flood-mb 2048]``.
+Run: ``.venv/bin/python benchmarks/bench_oci_exact_process.py [--runs 30] [--flood-mb 2048]
+[--root-on-tmpfs]`` (the last puts the provider's root, its SQLite store and records, on a
+tmpfs, as ``ContainerRun`` does on the candidate and experiment paths).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any
 from agent_interface.evaluator import OciExactProcessProvider
 from agent_interface.evaluator.container.environment_root import (
     mount_environment_root,
+    mount_scratch_tmpfs,
     unmount_environment_root,
 )
 from agent_interface.evaluator.container.runtime_config import ContainerLimits, runtime_config
@@ -145,11 +148,18 @@ def _server(on: bool) -> None:
     os.environ["AGENT_INTERFACE_SUPERVISOR_SERVER"] = "1" if on else "0"
 
 
-async def main(runs: int, flood_mb: int, concurrency: int, seconds: float) -> None:
+async def main(runs: int, flood_mb: int, concurrency: int, seconds: float, root_on_tmpfs: bool) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-oci-", dir="/var/tmp"))
     os.chmod(scratch, 0o711)
     try:
         image = _image(scratch / "image")
+        if root_on_tmpfs:  # as ContainerRun keeps it: no commit or record reaches a disk
+            (scratch / "root").mkdir()
+            if not mount_scratch_tmpfs(scratch / "root", size_mb=4096):
+                print("the provider's root could not be put on a tmpfs here")
+                return
+            os.chmod(scratch / "root", 0o711)
+            print("provider root on a tmpfs")
         start = time.perf_counter()
         provider = await OciExactProcessProvider.open(scratch / "root", images=_Images(image))
         opened = time.perf_counter() - start
@@ -257,5 +267,8 @@ if __name__ == "__main__":
     parser.add_argument("--flood-mb", type=int, default=2048)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--throughput-seconds", type=float, default=20.0)
+    parser.add_argument("--root-on-tmpfs", action="store_true",
+                        help="the provider's root on a tmpfs, as ContainerRun (candidate and experiment runs) keeps it")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.runs, arguments.flood_mb, arguments.concurrency, arguments.throughput_seconds))
+    asyncio.run(main(arguments.runs, arguments.flood_mb, arguments.concurrency, arguments.throughput_seconds,
+                     arguments.root_on_tmpfs))

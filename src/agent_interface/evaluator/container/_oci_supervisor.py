@@ -145,13 +145,7 @@ class _Runc:
 
     def run(self, args: list[str], fds: dict[int, int] | None = None) -> int:
         """Run ``runc args...`` to its end; its exit code."""
-        pid = self.spawn(args, fds)
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-            except InterruptedError:
-                continue
-            return os.waitstatus_to_exitcode(status)
+        return _finish_runc(self.spawn(args, fds))
 
 
 class _Capture:
@@ -481,6 +475,7 @@ def _supervise(control: str, spec: dict[str, Any], handshake: int) -> int:
         record[f"{name}Dropped"] = capture.dropped
         capture.close()
     _write_json(control, "termination.json", record, durable=True)
+    os.close(handshake)  # the provider's end-of-file signal, before this process's own exit
     return 0
 
 
@@ -496,7 +491,7 @@ def _kill_init(init_fd: int | None, runc: _Runc) -> None:
 
 
 def _finish_runc(pid: int) -> int:
-    """Wait for ``runc run`` to end (after its init was released or never ran)."""
+    """Wait for the ``runc`` process ``pid`` to end; its exit code."""
     while True:
         try:
             _, status = os.waitpid(pid, 0)

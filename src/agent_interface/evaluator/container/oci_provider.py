@@ -84,9 +84,9 @@ from agent_interface.environment.exact_process import (
 )
 from agent_interface.evaluator.container.container_process import ContainerProcess, remove_container
 from agent_interface.evaluator.container.environment_egress import EgressLoop, EnvironmentEgress
-from agent_interface.evaluator.container.environment_root import (
-    mount_environment_root,
-    unmount_environment_root,
+from agent_interface.evaluator.container.environment_host import (
+    make_environment,
+    tear_down_environment,
 )
 from agent_interface.evaluator.container.host_probe import (
     OciHostSupport,
@@ -94,33 +94,23 @@ from agent_interface.evaluator.container.host_probe import (
     probe_strict_egress,
 )
 from agent_interface.evaluator.container.network_namespace import (
-    create_network_namespace,
     listen_in_namespace,
-    loopback_up_in_namespace,
-    remove_network_namespace,
 )
 from agent_interface.evaluator.container.oci_environment import (
     OciExactProcessEnvironment,
     parse_model,
 )
 from agent_interface.evaluator.container.runtime_config import (
-    ID_RANGE,
     ReadOnlyBind,
     container_cgroup,
 )
 from agent_interface.evaluator.container.static_programs import INIT_CODE, static_program
-from agent_interface.evaluator.container.user_namespace import (
-    create_user_namespace,
-    environment_owner,
-    remove_user_namespace,
-)
 from agent_interface.evaluator.egress.decisions import EgressLog
 from agent_interface.evaluator.egress.proxy import EgressResolver
 from agent_interface.evaluator.egress.settings import EgressSettings
 from agent_interface.evaluator.images.image_root import ImageRoot, ImageRootSource
 from agent_interface.evaluator.images.layer_unpack import IdMapping
 from agent_interface.evaluator.images.oci_store import OciImageStore
-from agent_interface.evaluator.images.tree_removal import remove_tree
 from agent_interface.evaluator.process.confined_files import environment_path_components
 from agent_interface.evaluator.process.process_store import EnvironmentRecord, ExactProcessStore
 
@@ -141,7 +131,6 @@ DEFAULT_EGRESS_MAX_FILE_RECORDS: Final = 100_000
 _ROOT_USERS: Final = frozenset({"", "0", "root", "0:0", "root:root", "root:0", "0:root"})
 """The image config ``User`` values that name the container's root (the only user run)."""
 _IMAGE_RE: Final = re.compile(r"^(?P<name>[^@\s]+)@(?P<digest>sha256:[0-9a-f]{64})$")
-_MAKING: Final = threading.Lock()
 
 
 class OciExactProcesses:
@@ -317,36 +306,8 @@ class OciExactProcesses:
         self.store.mark_ready(environment_id)
 
     def _make(self, environment_id: str, image: ImageRoot, disk_mb: int, strict: bool) -> None:
-        with _MAKING:
-            directory = self.environment_directory(environment_id)
-            if not (directory / "root" / "rootfs").is_mount():
-                self._mount(directory, image, disk_mb)
-            userns, netns = directory / "userns", self.network_namespace(environment_id)
-            if self.support.id_base is not None and not os.path.ismount(userns):
-                remove_user_namespace(userns)  # files a creator that died left unmounted
-                if strict:
-                    remove_network_namespace(netns)
-                try:  # else runc makes a root-owned one, as before
-                    create_user_namespace(userns, environment_owner(environment_id), self.support.id_base, ID_RANGE,
-                                          network=netns if strict else None)
-                    if strict:
-                        loopback_up_in_namespace(netns)
-                except OSError:
-                    remove_user_namespace(userns)
-                    remove_network_namespace(netns)
-            if strict and not os.path.ismount(netns):
-                remove_network_namespace(netns)  # a file a creator that died left unmounted
-                create_network_namespace(netns)
-
-    def _mount(self, directory: Path, image: ImageRoot, disk_mb: int) -> None:
-        directory.mkdir(mode=0o711, parents=True, exist_ok=True)
-        if self.support.id_base is not None:  # only host root and the containers' root group enter:
-            os.chown(directory, 0, self.support.id_base)  # no other host user reaches the image's
-            os.chmod(directory, 0o710)  # world-writable directories (/tmp) in the environment
-        (directory / "root").mkdir(mode=0o711, exist_ok=True)
-        (directory / "processes").mkdir(mode=0o700, exist_ok=True)
-        mount_environment_root(
-            directory / "root", image.rootfs, disk_mb=disk_mb,
+        make_environment(
+            self.environment_directory(environment_id), image, disk_mb=disk_mb, strict=strict,
             id_base=self.support.id_base, overlay=self.support.overlay, init=self.init_path,
         )
 
@@ -420,12 +381,8 @@ class OciExactProcesses:
 
     def _tear_down(self, environment_id: str) -> None:
         """Remove a destroyed environment's containers, namespaces, mounts and files."""
-        directory = self.environment_directory(environment_id)
         self.remove_containers(lambda container: container.startswith(f"{environment_id}-"))
-        remove_network_namespace(self.network_namespace(environment_id))
-        remove_user_namespace(directory / "userns")
-        unmount_environment_root(directory / "root")
-        _remove_tree(directory)
+        tear_down_environment(self.environment_directory(environment_id))
 
     def container_ids(self) -> builtins.list[str]:
         """The ids of every container ``runc`` keeps state for under this provider's root
@@ -462,11 +419,6 @@ class OciExactProcesses:
         for directory in environments.iterdir() if environments.is_dir() else ():
             if directory.name not in live:
                 await asyncio.to_thread(self._tear_down, directory.name)
-
-
-def _remove_tree(directory: Path) -> None:
-    if directory.exists():
-        remove_tree(directory, ignore_errors=True)
 
 
 class OciExactProcessProvider:

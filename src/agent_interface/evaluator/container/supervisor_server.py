@@ -28,13 +28,13 @@ import os
 import socket
 import subprocess
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
 from agent_interface.evaluator.process.control_directory import handshake_result, supervisor_boot
 
-__all__ = ["SUPERVISOR_SCRIPT", "SupervisorServer", "shared_supervisor_server", "user_namespace_holder"]
+__all__ = ["SUPERVISOR_SCRIPT", "SupervisorServer", "UserNamespaceHolder", "shared_supervisor_server"]
 
 SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
 """The standalone supervisor script (run by this interpreter, isolated mode)."""
@@ -81,6 +81,22 @@ class SupervisorServer:
                 return self._start()
             return self._socket
 
+    def _send_now(self, message: bytes, fd: int) -> bool:
+        """Send without blocking to a server that is running (from the event loop: no
+        worker thread); ``False`` when that cannot be done (:meth:`_send` then does it)."""
+        with self._guard:
+            if self._pid != os.getpid() or self._socket is None:
+                return False
+            if self._process is not None and self._process.poll() is not None:
+                return False
+            connection = self._socket
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]).tobytes())]
+        try:
+            connection.sendmsg([message], rights, socket.MSG_DONTWAIT)
+        except OSError:
+            return False
+        return True
+
     def _send(self, message: bytes, fd: int) -> None:
         rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]).tobytes())]
         for attempt in (0, 1):
@@ -108,7 +124,8 @@ class SupervisorServer:
         sent = False
         try:
             try:
-                await asyncio.to_thread(self._send, os.fsencode(control), write_end)
+                if not self._send_now(os.fsencode(control), write_end):
+                    await asyncio.to_thread(self._send, os.fsencode(control), write_end)
                 sent = True
             finally:
                 os.close(write_end)
@@ -129,21 +146,18 @@ class SupervisorServer:
             return result, None
         return None, read_end
 
-    def hold_user_namespace(self, owner: int, *, network: bool, seconds: float) -> tuple[int, socket.socket]:
-        """A process the server forked that runs as host uid ``owner`` in a new user
-        namespace it made (and a network namespace that one owns, with ``network``):
-        ``(its pid, a socket)``. It holds until the socket is closed, so its namespaces
-        can be mapped and pinned meanwhile; ``OSError`` when it could not be made."""
+    def request_user_namespace(self, owner: int, *, network: bool) -> socket.socket:
+        """Ask for a namespace holder (see :class:`UserNamespaceHolder`); the socket its
+        pid comes on, which keeps it holding until closed."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            try:
-                self._send(b"\0userns %d %d" % (owner, int(network)), theirs.fileno())
-            finally:
-                theirs.close()
-            return _holder_pid(ours, seconds), ours
+            self._send(b"\0userns %d %d" % (owner, int(network)), theirs.fileno())
         except BaseException:
             ours.close()
             raise
+        finally:
+            theirs.close()
+        return ours
 
     def close_locked(self) -> None:
         """End the server (its socket closed: it exits); the caller holds the guard."""
@@ -199,59 +213,70 @@ async def _read_line(fd: int, seconds: float) -> bytes:
     return bytes(data)
 
 
-def _holder_pid(connection: socket.socket, seconds: float) -> int:
-    """The pid a namespace holder wrote on ``connection`` (``OSError`` for its refusal)."""
-    connection.settimeout(seconds)
-    line = b""
-    while not line.endswith(b"\n") and len(line) < 64:
-        chunk = connection.recv(64 - len(line))
-        if not chunk:
-            break
-        line += chunk
-    word, _, detail = line.strip().partition(b" ")
-    if word == b"error" and detail.isdigit():
-        raise OSError(int(detail), f"the namespace holder could not be made: {os.strerror(int(detail))}")
-    if not word.isdigit():
-        raise OSError(errno.EPERM, "the namespace holder ended before it was made")
-    return int(word)
+class UserNamespaceHolder:
+    """A process that runs as host uid ``owner`` in a new user namespace it made (and a
+    network namespace that one owns, with ``network``), asked for at construction and
+    held until :meth:`close` (map and pin its namespaces meanwhile): forked by this OS
+    process's supervisor server, or a fresh interpreter when
+    ``AGENT_INTERFACE_SUPERVISOR_SERVER=0``. The caller may do other work before
+    :meth:`pid`, which waits for it (``OSError`` when it could not be made)."""
 
-
-@contextlib.contextmanager
-def user_namespace_holder(owner: int, *, network: bool, seconds: float) -> Iterator[int]:
-    """The pid of a process that runs as host uid ``owner`` in a new user namespace it
-    made (and a network namespace that one owns, with ``network``), held for the
-    ``with`` block (map and pin its namespaces there) and ended after it. Forked by this
-    OS process's supervisor server, or started as a fresh interpreter when
-    ``AGENT_INTERFACE_SUPERVISOR_SERVER=0``; ``OSError`` when it could not be made."""
-    if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") != "0":
-        pid, connection = shared_supervisor_server().hold_user_namespace(owner, network=network, seconds=seconds)
-        with connection:
-            yield pid
-        return
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    with ours:
+    def __init__(self, owner: int, *, network: bool, seconds: float) -> None:
+        self._seconds = seconds
+        self._process: subprocess.Popen[bytes] | None = None
+        if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") != "0":
+            self._connection = shared_supervisor_server().request_user_namespace(owner, network=network)
+            return
+        self._connection, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             command, code = supervisor_boot(SUPERVISOR_SCRIPT)
-            process = subprocess.Popen(
+            self._process = subprocess.Popen(
                 [*command, "--hold-user-namespace", str(owner), str(int(network)), str(theirs.fileno())],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
             )
-            assert process.stdin is not None
-            process.stdin.write(code)
-            process.stdin.close()
+            assert self._process.stdin is not None
+            self._process.stdin.write(code)
+            self._process.stdin.close()
+        except BaseException:
+            self._connection.close()
+            raise
         finally:
             theirs.close()
-        try:
-            pid = _holder_pid(ours, seconds)
-            yield pid
-        finally:
-            ours.shutdown(socket.SHUT_RDWR)
+
+    def pid(self) -> int:
+        """The holder's pid, once its namespaces exist."""
+        self._connection.settimeout(self._seconds)
+        line = b""
+        while not line.endswith(b"\n") and len(line) < 64:
+            chunk = self._connection.recv(64 - len(line))
+            if not chunk:
+                break
+            line += chunk
+        word, _, detail = line.strip().partition(b" ")
+        if word == b"error" and detail.isdigit():
+            raise OSError(int(detail), f"the namespace holder could not be made: {os.strerror(int(detail))}")
+        if not word.isdigit():
+            raise OSError(errno.EPERM, "the namespace holder ended before it was made")
+        return int(word)
+
+    def close(self) -> None:
+        """Let the holder end (the namespaces live on where they were pinned)."""
+        with contextlib.suppress(OSError):
+            self._connection.shutdown(socket.SHUT_RDWR)
+        self._connection.close()
+        if self._process is not None:
             try:
-                process.wait(seconds)
+                self._process.wait(self._seconds)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                self._process.kill()
+                self._process.wait()
+
+    def __enter__(self) -> UserNamespaceHolder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 _SHARED: dict[str, SupervisorServer] = {}

@@ -14,8 +14,8 @@ another environment's.
 The namespace maps container ids ``0 .. size-1`` to host ``id_base ..`` exactly as the
 runtime configuration's ``uidMappings``/``gidMappings`` say (written by host root, which
 may map any range). The namespace is made by a holder the supervisor server forks
-(:func:`.supervisor_server.user_namespace_holder`: no program is started, so it costs a
-``fork``), bounded in time; :func:`create_user_namespace` raises ``OSError``
+(:class:`.supervisor_server.UserNamespaceHolder`: no program is started, so it costs a
+``fork``, and it can be asked for before the caller mounts the environment's root), bounded in time; :func:`create_user_namespace` raises ``OSError``
 where it cannot (the provider then lets ``runc`` create a root-owned namespace, as
 before).
 
@@ -33,9 +33,12 @@ import zlib
 from pathlib import Path
 from typing import Final
 
-from agent_interface.evaluator.container.supervisor_server import user_namespace_holder
+from agent_interface.evaluator.container.supervisor_server import UserNamespaceHolder
 
-__all__ = ["OWNER_BASE", "OWNER_SPAN", "create_user_namespace", "environment_owner", "remove_user_namespace"]
+__all__ = [
+    "OWNER_BASE", "OWNER_SPAN", "create_user_namespace", "environment_owner", "remove_user_namespace",
+    "request_user_namespace",
+]
 
 OWNER_BASE: Final = 3_000_000_000
 """The first host uid owners are drawn from (far above any account or container range)."""
@@ -58,15 +61,26 @@ def _libc() -> ctypes.CDLL:
     return libc
 
 
-def create_user_namespace(path: Path, owner: int, id_base: int, size: int, *, network: Path | None = None) -> None:
+def request_user_namespace(owner: int, *, network: bool) -> UserNamespaceHolder:
+    """Ask now for the holder :func:`create_user_namespace` maps and pins (it is made
+    while the caller does other work; close it if it is not used)."""
+    return UserNamespaceHolder(owner, network=network, seconds=_SECONDS)
+
+
+def create_user_namespace(
+    path: Path, owner: int, id_base: int, size: int, *, network: Path | None = None,
+    holder: UserNamespaceHolder | None = None,
+) -> None:
     """A user namespace owned by host uid ``owner``, mapping ``0..size-1`` to ``id_base..``,
     pinned at ``path`` (a new file); ``OSError`` when it cannot be made here.
 
     With ``network``, a new network namespace owned by that user namespace is made with it
     and pinned at ``network`` (a container in the user namespace may join only a network
     namespace it owns; bring its loopback up with
-    :func:`.network_namespace.loopback_up_in_namespace`)."""
-    with user_namespace_holder(owner, network=network is not None, seconds=_SECONDS) as pid:
+    :func:`.network_namespace.loopback_up_in_namespace`). ``holder`` is one asked for
+    earlier with :func:`request_user_namespace` (same owner and network); it is closed."""
+    with holder or request_user_namespace(owner, network=network is not None) as held:
+        pid = held.pid()
         for name in ("uid_map", "gid_map"):
             with open(f"/proc/{pid}/{name}", "w", encoding="ascii") as handle:
                 handle.write(f"0 {id_base} {size}\n")
