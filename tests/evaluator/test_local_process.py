@@ -279,6 +279,52 @@ def test_a_cancelled_spawn_leaves_no_process_running(tmp_path: Path, delay: floa
     assert run(main()) == []
 
 
+def test_a_spawn_cancelled_while_recording_its_start_ends_the_program(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last step of a spawn (recording the process as started) is held while the
+    program runs; a cancellation there ends the program before it goes on."""
+    import uuid
+
+    from agent_interface.evaluator.process.process_store import ExactProcessStore
+    from tests.evaluator.local_fixtures import live_marked_processes
+
+    local = provider(tmp_path)
+    marker = f"exact-cancelled-recording-{uuid.uuid4().hex}"
+    record = ExactProcessStore.set_process_state
+
+    def slow(self: ExactProcessStore, environment_id: str, pid: int, state: str) -> None:
+        if state == "started":
+            time.sleep(0.5)
+        record(self, environment_id, pid, state)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ExactProcessStore, "set_process_state", slow)
+
+    async def main() -> tuple[list[int], list[int]]:
+        assert local.exact_process is not None
+        environment = await local.exact_process.create(create_input(local.image))
+        task = asyncio.ensure_future(
+            environment.process.spawn(python_launch(f"import time; time.sleep(60)  # {marker}", timeout_ms=0))
+        )
+        running: list[int] = []
+        for _ in range(300):
+            running = live_marked_processes(marker)
+            if running:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):
+            if not live_marked_processes(marker):
+                break
+            await asyncio.sleep(0.05)
+        return running, live_marked_processes(marker)
+
+    running, left = run(main())
+    assert running  # the program ran before the cancellation
+    assert left == []
+
+
 def test_launch_secrets_do_not_stay_at_rest(tmp_path: Path) -> None:
     local = provider(tmp_path)
     secret = "s3cret-" + "7" * 20

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -224,4 +225,58 @@ def test_a_missing_executable_is_a_typed_spawn_failure_with_nothing_left(world: 
             await environment.destroy()
 
     run(body())
+    assert runc_ids(root) == []
+
+
+@pytest.mark.parametrize("moment", [0.0, 0.005, 0.02, 0.04, "recording"])
+def test_a_cancelled_spawn_leaves_no_container_running(
+        world: tuple[Path, ImageRoot], moment: float | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelled at any moment (before the request, while runc starts the container, or
+    once it runs while the spawn records it as started), a spawn leaves no container
+    running: what it started it ends before the cancellation goes on."""
+    from agent_interface.evaluator.container.oci_environment import OciExactProcessManager
+
+    scratch, image = world
+    name = f"cancelled-{moment}"
+    root = scratch / name
+    provider = _open(root, image)
+    exact = provider.exact_process
+    assert exact is not None
+    if moment == "recording":  # hold the spawn in its last step, with the container running
+        started = OciExactProcessManager._started
+
+        def slow(self: OciExactProcessManager, pid: int) -> object:
+            time.sleep(0.5)
+            return started(self, pid)
+
+        monkeypatch.setattr(OciExactProcessManager, "_started", slow)
+
+    async def body() -> tuple[list[str], list[str]]:
+        environment = await exact.create(create_input(image, name))
+        task = asyncio.ensure_future(environment.process.spawn(launch("/bin/sleep", "60", timeout_ms=0)))
+        running: list[str] = []
+        if moment == "recording":
+            for _ in range(200):
+                running = runc_ids(root)
+                if running:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+        else:
+            assert isinstance(moment, float)
+            await asyncio.sleep(moment)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        else:  # it finished first: then it is ours to end
+            await task.result().kill()
+        left = runc_ids(root)
+        await environment.destroy()
+        return running, left
+
+    running, left = run(body())
+    assert left == []
+    assert moment != "recording" or running  # the container did run before the cancellation
     assert runc_ids(root) == []

@@ -287,8 +287,12 @@ class OciExactProcessManager:
             await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
             raise
         process = OciExactProcess(handle, container_id)
-        if await owner.checked_record(await asyncio.to_thread(self._started, pid)) is None:
-            # destroyed while this spawn was starting
+        try:
+            gone = await owner.checked_record(await asyncio.to_thread(self._started, pid)) is None
+        except BaseException:  # cancelled once the program runs: it is this call's to end
+            await asyncio.shield(process.kill())
+            raise
+        if gone:  # destroyed while this spawn was starting
             await process.kill()
             raise _gone()
         return process

@@ -340,7 +340,7 @@ async def run_supervisor(
     If this call fails or is cancelled after the launcher started, the launcher is
     killed and ``cleanup(launcher)`` runs, shielded, before the exception goes on.
     """
-    launcher = await asyncio.create_subprocess_exec(
+    creating = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *command, *_BOOT_ARGS, str(control),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -348,7 +348,18 @@ async def run_supervisor(
         env={},
         cwd=str(control),
         start_new_session=True,
-    )
+    ))
+    try:
+        launcher = await asyncio.shield(creating)
+    except asyncio.CancelledError:  # the launcher may exist already: finish starting it, end it
+        try:
+            launcher = await creating
+        except Exception:
+            raise asyncio.CancelledError from None
+        with contextlib.suppress(ProcessLookupError):
+            launcher.kill()
+        await asyncio.shield(cleanup(launcher))
+        raise
     try:
         assert launcher.stdin is not None and launcher.stdout is not None
         launcher.stdin.write(_supervisor_code(script))

@@ -219,9 +219,14 @@ class LocalExactProcessManager:
         except BaseException:
             await asyncio.shield(asyncio.to_thread(env._store.set_process_state, env.id, pid, "failed"))
             raise
-        await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
         process = LocalExactProcess(supervised)
-        if await env._record() is None:  # destroyed while this spawn was starting
+        try:
+            await asyncio.to_thread(env._store.set_process_state, env.id, pid, "started")
+            gone = await env._record() is None  # destroyed while this spawn was starting
+        except BaseException:  # cancelled once the program runs: it is this call's to end
+            await asyncio.shield(process.kill())
+            raise
+        if gone:
             await process.kill()
             raise ContractError.single(
                 "/", "exact_process_environment_gone", "the environment was destroyed or expired"
