@@ -30,6 +30,7 @@ from agent_interface.core.errors import ContractError
 from agent_interface.environment.exact_process import AgentExactProcessTermination
 from agent_interface.evaluator.container.supervisor_server import (
     SUPERVISOR_SCRIPT,
+    server_enabled,
     shared_supervisor_server,
 )
 from agent_interface.evaluator.process.control_directory import (
@@ -167,7 +168,7 @@ async def start_container(
     # marshal, not JSON: the supervisor runs on this very interpreter and starts faster.
     write_private(control / "spec.marshal", marshal.dumps({**spec, "bundle": str(bundle), "stdin": stdin is not None}))
     handle = ContainerProcess(pid, control)
-    if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") == "0":  # one interpreter per spawn
+    if not server_enabled():  # one interpreter per spawn
         what = await run_supervisor(
             (os.path.realpath(sys.executable),), SUPERVISOR_SCRIPT, control,
             handshake_seconds=_HANDSHAKE_SECONDS,

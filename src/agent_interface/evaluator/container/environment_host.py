@@ -37,9 +37,19 @@ from agent_interface.evaluator.container.user_namespace import (
 from agent_interface.evaluator.images.image_root import ImageRoot
 from agent_interface.evaluator.images.tree_removal import remove_tree
 
-__all__ = ["make_environment", "tear_down_environment"]
+__all__ = ["make_environment", "network_namespace_pin", "tear_down_environment", "user_namespace_pin"]
 
 _MAKING: Final = threading.Lock()
+
+
+def network_namespace_pin(directory: Path) -> Path:
+    """Where the environment in ``directory`` pins its network namespace (``strict``)."""
+    return directory / "netns"
+
+
+def user_namespace_pin(directory: Path) -> Path:
+    """Where the environment in ``directory`` pins its owned user namespace."""
+    return directory / "userns"
 
 
 def make_environment(
@@ -49,7 +59,7 @@ def make_environment(
     root (a writable layer of ``disk_mb``), the owned user namespace (when the containers
     are mapped from ``id_base``) and, with ``strict``, the network namespace (owned by
     that user namespace when there is one)."""
-    userns, netns = directory / "userns", directory / "netns"
+    userns, netns = user_namespace_pin(directory), network_namespace_pin(directory)
     owner = environment_owner(directory.name)
     with _MAKING:
         holder = None
@@ -91,8 +101,8 @@ def _mount(directory: Path, image: ImageRoot, *, disk_mb: int, id_base: int | No
 
 def tear_down_environment(directory: Path) -> None:
     """Unpin the environment's namespaces, unmount its root and delete ``directory``."""
-    remove_network_namespace(directory / "netns")
-    remove_user_namespace(directory / "userns")
+    remove_network_namespace(network_namespace_pin(directory))
+    remove_user_namespace(user_namespace_pin(directory))
     unmount_environment_root(directory / "root")
     if directory.exists():
         remove_tree(directory, ignore_errors=True)

@@ -86,7 +86,9 @@ from agent_interface.evaluator.container.container_process import ContainerProce
 from agent_interface.evaluator.container.environment_egress import EgressLoop, EnvironmentEgress
 from agent_interface.evaluator.container.environment_host import (
     make_environment,
+    network_namespace_pin,
     tear_down_environment,
+    user_namespace_pin,
 )
 from agent_interface.evaluator.container.host_probe import (
     OciHostSupport,
@@ -187,11 +189,11 @@ class OciExactProcesses:
 
     def network_namespace(self, environment_id: str) -> Path:
         """Where a strict environment's network namespace is pinned."""
-        return self.environment_directory(environment_id) / "netns"
+        return network_namespace_pin(self.environment_directory(environment_id))
 
     def user_namespace(self, environment_id: str) -> Path | None:
         """The environment's own user namespace (owned by an unprivileged uid), if it has one."""
-        path = self.environment_directory(environment_id) / "userns"
+        path = user_namespace_pin(self.environment_directory(environment_id))
         return path if self.support.id_base is not None and os.path.ismount(path) else None
 
     def egress_log_path(self, environment_id: str) -> Path:

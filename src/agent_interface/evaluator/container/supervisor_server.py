@@ -34,7 +34,9 @@ from typing import Final
 
 from agent_interface.evaluator.process.control_directory import handshake_result, supervisor_boot
 
-__all__ = ["SUPERVISOR_SCRIPT", "SupervisorServer", "UserNamespaceHolder", "shared_supervisor_server"]
+__all__ = [
+    "SUPERVISOR_SCRIPT", "SupervisorServer", "UserNamespaceHolder", "server_enabled", "shared_supervisor_server",
+]
 
 SUPERVISOR_SCRIPT: Final = str(Path(__file__).with_name("_oci_supervisor.py"))
 """The standalone supervisor script (run by this interpreter, isolated mode)."""
@@ -53,22 +55,7 @@ class SupervisorServer:
         self._pid = os.getpid()
 
     def _start(self) -> socket.socket:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            command, code = supervisor_boot(self._script)
-            process = subprocess.Popen(
-                [*command, "--serve", str(theirs.fileno())],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
-            )
-            assert process.stdin is not None
-            process.stdin.write(code)
-            process.stdin.close()
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        ours, process = _run_script(self._script, socket.SOCK_SEQPACKET, "--serve")
         self._socket, self._process = ours, process
         return ours
 
@@ -213,6 +200,37 @@ async def _read_line(fd: int, seconds: float) -> bytes:
     return bytes(data)
 
 
+def server_enabled() -> bool:
+    """Whether supervisors and namespace holders are forked by the supervisor server
+    (``AGENT_INTERFACE_SUPERVISOR_SERVER=0``: a fresh interpreter each)."""
+    return os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") != "0"
+
+
+def _run_script(
+    script: str, kind: socket.SocketKind, *arguments: str
+) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+    """Start ``script`` on this interpreter (isolated mode, empty environment, its own
+    session) with ``arguments`` and the descriptor of one end of a new socket pair of
+    ``kind`` last; the other end, and the process."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, kind)
+    try:
+        command, code = supervisor_boot(script)
+        process = subprocess.Popen(
+            [*command, *arguments, str(theirs.fileno())],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
+        )
+        assert process.stdin is not None
+        process.stdin.write(code)
+        process.stdin.close()
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return ours, process
+
+
 class UserNamespaceHolder:
     """A process that runs as host uid ``owner`` in a new user namespace it made (and a
     network namespace that one owns, with ``network``), asked for at construction and
@@ -224,25 +242,12 @@ class UserNamespaceHolder:
     def __init__(self, owner: int, *, network: bool, seconds: float) -> None:
         self._seconds = seconds
         self._process: subprocess.Popen[bytes] | None = None
-        if os.environ.get("AGENT_INTERFACE_SUPERVISOR_SERVER", "1") != "0":
+        if server_enabled():
             self._connection = shared_supervisor_server().request_user_namespace(owner, network=network)
             return
-        self._connection, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            command, code = supervisor_boot(SUPERVISOR_SCRIPT)
-            self._process = subprocess.Popen(
-                [*command, "--hold-user-namespace", str(owner), str(int(network)), str(theirs.fileno())],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env={}, cwd="/", start_new_session=True, pass_fds=(theirs.fileno(),),
-            )
-            assert self._process.stdin is not None
-            self._process.stdin.write(code)
-            self._process.stdin.close()
-        except BaseException:
-            self._connection.close()
-            raise
-        finally:
-            theirs.close()
+        self._connection, self._process = _run_script(
+            SUPERVISOR_SCRIPT, socket.SOCK_STREAM, "--hold-user-namespace", str(owner), str(int(network)),
+        )
 
     def pid(self) -> int:
         """The holder's pid, once its namespaces exist."""
