@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,16 @@ def scratch_directory() -> Path:
     path = Path(tempfile.mkdtemp(prefix="oci-exact-", dir="/var/tmp"))
     os.chmod(path, 0o711)
     return path
+
+
+def busybox_world() -> Iterator[tuple[Path, ImageRoot]]:
+    """A scratch directory holding :func:`build_image`'s image, removed after (its
+    containers and mounts first): a module's ``world`` fixture."""
+    scratch = scratch_directory()
+    try:
+        yield scratch, build_image(scratch / "image")
+    finally:
+        cleanup_root(scratch)
 
 
 def create_input(root_image: ImageRoot, key: str, **changes: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ implementation would; the conformance run must fail the check that names it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,11 @@ from agent_interface.evaluator.container.oci_provider import OciExactProcessProv
 from agent_interface.evaluator.images.image_root import ImageRoot
 from tests.evaluator.oci_runtime_fixtures import (
     DictImageSource,
-    build_image,
-    cleanup_root,
+    busybox_world,
     conformance_launches,
     create_input,
     requires_runc,
     runc_ids,
-    scratch_directory,
 )
 
 pytestmark = requires_runc
@@ -103,13 +101,7 @@ VARIANTS: dict[str, tuple[type[_Proxy] | None, bool, str]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Path, ImageRoot]]:
-    scratch = scratch_directory()
-    try:
-        yield scratch, build_image(scratch / "image")
-    finally:
-        cleanup_root(scratch)
+world = pytest.fixture(scope="module", name="world")(busybox_world)
 
 
 def _factory(root: Path, image: ImageRoot, process: type[_Proxy] | None, forget: bool) -> Callable[[], Any]:

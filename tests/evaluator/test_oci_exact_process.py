@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,27 +21,19 @@ from agent_interface.evaluator.container.oci_provider import OciExactProcessProv
 from agent_interface.evaluator.images.image_root import ImageRoot
 from tests.evaluator.oci_runtime_fixtures import (
     DictImageSource,
-    build_image,
-    cleanup_root,
+    busybox_world,
     conformance_launches,
     create_input,
     launch,
     requires_runc,
     run,
     runc_ids,
-    scratch_directory,
 )
 
 pytestmark = requires_runc
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Path, ImageRoot]]:
-    scratch = scratch_directory()
-    try:
-        yield scratch, build_image(scratch / "image")
-    finally:
-        cleanup_root(scratch)
+world = pytest.fixture(scope="module", name="world")(busybox_world)
 
 
 def _open(root: Path, image: ImageRoot, **options: Any) -> OciExactProcessProvider:

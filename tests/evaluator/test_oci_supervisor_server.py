@@ -13,7 +13,6 @@ import gc
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,25 +23,17 @@ from agent_interface.evaluator.container.supervisor_server import shared_supervi
 from agent_interface.evaluator.images.image_root import ImageRoot
 from tests.evaluator.oci_runtime_fixtures import (
     DictImageSource,
-    build_image,
-    cleanup_root,
+    busybox_world,
     create_input,
     launch,
     requires_runc,
     run,
-    scratch_directory,
 )
 
 pytestmark = requires_runc
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Path, ImageRoot]]:
-    scratch = scratch_directory()
-    try:
-        yield scratch, build_image(scratch / "image")
-    finally:
-        cleanup_root(scratch)
+world = pytest.fixture(scope="module", name="world")(busybox_world)
 
 
 def _parent(pid: int) -> int:
